@@ -1,0 +1,16 @@
+"""lmms-eval glue for the benchmarks of this project: task YAML, thin hooks and two helper models.
+
+- ``lmms_eval_tasks/<benchmark>/``: task and group YAML plus ``hooks.py`` (prompts, parsers and metrics
+  live in the benchmark packages ``mcga``, ``parsa``, ``mmac``);
+- :mod:`lmms_eval_tasks.plugin`: the ``lmms_eval.models`` entry point that makes lmms-eval find our tasks
+  and models without ``--include_path``;
+- :mod:`lmms_eval_tasks.audio`: the one place where audio is decoded, cut and handed to models;
+- :mod:`lmms_eval_tasks.models`: ``faster_whisper`` (the embedded default model) and ``replay``.
+
+Importing this package does not import lmms-eval.
+"""
+
+from pathlib import Path
+
+#: The folder lmms-eval indexes for our task and group YAML files.
+TASKS_DIR = Path(__file__).resolve().parent

