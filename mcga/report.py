@@ -1,0 +1,103 @@
+"""``mcga-report``: MCGA scores and CMC from lmms-eval results files.
+
+lmms-eval groups can only average their subtasks' metrics, so CMC (a ratio of audio to text scores of
+three tasks, paper eq. 1) is computed here, from the results JSON of a run that included
+``mcga_sqa, mcga_su, mcga_sr`` and their ``_text`` twins (e.g. ``--tasks mcga_cmc``)::
+
+    mcga-report OUTPUT_PATH            # a results file, or a folder searched for *_results.json
+    mcga-report OUTPUT_PATH --json     # machine-readable
+
+CMC uses the official metrics (``f1_official`` for SQA/QA, ``acc_official`` for SU/LU and SR/LR); the same
+ratio over the strict accuracies is printed beside it as ``cmc_strict``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from mcga.metrics import cross_modal_consistency
+
+HEADLINE = {"mcga_asr": "cer_official", "mcga_sqa": "f1_official", "mcga_su": "acc_official", "mcga_sr": "acc_official"}
+CMC_TASKS = ("mcga_sqa", "mcga_su", "mcga_sr", "mcga_sqa_text", "mcga_su_text", "mcga_sr_text")
+
+
+def find_results_files(paths: list[str | Path]) -> list[Path]:
+    """``*_results.json`` files named or found below the given paths, sorted.
+
+    Raises:
+        FileNotFoundError: a path does not exist or a folder holds no results file.
+    """
+    files: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_file():
+            files.append(path)
+        elif path.is_dir():
+            found = sorted(path.rglob("*_results.json"))
+            if not found:
+                raise FileNotFoundError(f"no *_results.json below {path}")
+            files += found
+        else:
+            raise FileNotFoundError(f"{path} does not exist")
+    return files
+
+
+def collect_mcga_results(files: list[Path]) -> dict[str, dict]:
+    """``{task: {metric: value}}`` for the ``mcga_*`` tasks in the files (filter suffix ``,none`` dropped).
+
+    Raises:
+        ValueError: the same task appears in two files (pass the one you mean).
+    """
+    tasks: dict[str, dict] = {}
+    origin: dict[str, Path] = {}
+    for file in files:
+        for task, values in json.loads(file.read_text(encoding="utf-8")).get("results", {}).items():
+            if not task.startswith("mcga_"):
+                continue
+            if task in tasks:
+                raise ValueError(f"task {task} is in both {origin[task]} and {file}; pass only one of them")
+            tasks[task] = {key.split(",")[0]: value for key, value in values.items() if "_stderr" not in key and key != "alias"}
+            origin[task] = file
+    return tasks
+
+
+def cmc_from_results(tasks: dict[str, dict], strict: bool = False) -> float | None:
+    """CMC in percent from collected results, or ``None`` if one of the six tasks is missing."""
+    if not all(t in tasks for t in CMC_TASKS):
+        return None
+    accuracy = "acc_strict" if strict else "acc_official"
+    return cross_modal_consistency(
+        sqa=tasks["mcga_sqa"]["f1_official"], qa=tasks["mcga_sqa_text"]["f1_official"],
+        su=tasks["mcga_su"][accuracy], lu=tasks["mcga_su_text"][accuracy],
+        sr=tasks["mcga_sr"][accuracy], lr=tasks["mcga_sr_text"][accuracy],
+    )  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="mcga-report", description="MCGA scores and CMC from lmms-eval results files.")
+    parser.add_argument("paths", nargs="+", help="results JSON files or folders (searched for *_results.json)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    args = parser.parse_args(argv)
+    tasks = collect_mcga_results(find_results_files(args.paths))
+    if not tasks:
+        print("no mcga_* task in these results", file=sys.stderr)
+        return 1
+    report = {"tasks": tasks, "cmc": cmc_from_results(tasks), "cmc_strict": cmc_from_results(tasks, strict=True)}
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=1))
+        return 0
+    for task, values in sorted(tasks.items()):
+        shown = {k: (round(v, 2) if isinstance(v, float) else v) for k, v in values.items() if k != "signature"}
+        print(f"{task}: {shown}")
+    if report["cmc"] is None:
+        missing = [t for t in CMC_TASKS if t not in tasks]
+        print(f"CMC: not computed, missing tasks {missing} (run --tasks mcga_cmc)")
+    else:
+        print(f"CMC (official metrics): {report['cmc']:.2f}   CMC (strict accuracies): {report['cmc_strict']:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""Audio hand-off and request construction for simple and chat models (lmms_eval_tasks.audio, mcga hooks)."""
+
+import base64
+import io
+
+import numpy as np
+import pytest
+import soundfile
+
+from lmms_eval_tasks import audio
+from lmms_eval_tasks.mcga import hooks
+from mcga import data, prompts
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("LMMS_EVAL_AUDIO_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def tone(path, seconds, rate, channels=1):
+    t = np.arange(int(seconds * rate)) / rate
+    mono = (0.3 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)
+    soundfile.write(path, np.stack([mono] * channels, axis=1) if channels > 1 else mono, rate)
+    return str(path)
+
+
+def test_array_form_is_16k_mono_float32(tmp_path):
+    clip = audio.load_audio_array(tone(tmp_path / "s.wav", 2.0, 44100, channels=2))
+    assert clip["sampling_rate"] == 16000 and clip["array"].dtype == np.float32 and clip["array"].ndim == 1
+    assert len(clip["array"]) == 32000
+
+
+def test_clips_over_30_seconds_are_cut_in_every_form(tmp_path, cache_dir):
+    long_clip = tone(tmp_path / "long.wav", 31.5, 16000)
+    assert len(audio.load_audio_array(long_clip)["array"]) == 30 * 16000
+    cut_path = audio.audio_for_model(long_clip, "path")
+    assert cut_path.startswith(str(cache_dir)) and soundfile.info(cut_path).duration == pytest.approx(30.0)
+    assert audio.audio_for_model(long_clip, "path") == cut_path  # cached, not rewritten
+    uri = audio.audio_for_model(long_clip, "data_uri")
+    decoded, rate = soundfile.read(io.BytesIO(base64.b64decode(uri.split(",", 1)[1])))
+    assert uri.startswith("data:audio/wav;base64,") and len(decoded) / rate == pytest.approx(30.0)
+
+
+def test_clips_within_the_limit_are_handed_over_unchanged(tmp_path, cache_dir):
+    short = tone(tmp_path / "short.wav", 3.0, 16000)
+    assert audio.audio_for_model(short, "path") == short
+    assert base64.b64decode(audio.audio_for_model(short, "data_uri").split(",", 1)[1]) == open(short, "rb").read()
+    assert not cache_dir.exists()
+
+
+def test_undecodable_file_and_unknown_form_are_clear_errors(tmp_path):
+    bad = tmp_path / "bad.wav"
+    bad.write_bytes(b"nope")
+    with pytest.raises(OSError, match="cannot decode audio file .*bad.wav"):
+        audio.load_audio_array(str(bad))
+    with pytest.raises(ValueError, match="unknown audio form 'mp3'"):
+        audio.audio_for_model(str(bad), "mp3")
+
+
+@pytest.fixture
+def su_doc():
+    row = data.load_task_rows("su", data_dir=data.SAMPLE_DATA_DIR)[0]
+    return {**row, "mcga_task": "su", "mcga_mode": "audio"}
+
+
+def test_chat_request_is_system_then_audio_then_official_instruction(su_doc):
+    messages = hooks.mcga_doc_to_messages(su_doc, {"chat_audio": "path", "max_audio_seconds": 30})
+    official = prompts.task_prompt("su")
+    assert messages[0] == {"role": "system", "content": [{"type": "text", "text": official.system}]}
+    assert messages[1]["role"] == "user"
+    assert messages[1]["content"][0] == {"type": "audio", "url": su_doc["audio_path"]}
+    assert messages[1]["content"][1] == {"type": "text", "text": su_doc["su"]}  # official instruction is "{su}"
+
+
+def test_chat_request_for_openai_compatible_servers_carries_a_data_uri(su_doc):
+    messages = hooks.mcga_doc_to_messages(su_doc, {"chat_audio": "data_uri"})
+    assert messages[1]["content"][0]["url"].startswith("data:audio/wav;base64,UklGR")  # "RIFF"
+
+
+def test_chat_messages_validate_against_lmms_eval_protocol(su_doc):
+    from lmms_eval.protocol import ChatMessages
+
+    parsed = ChatMessages(messages=hooks.mcga_doc_to_messages(su_doc, {}))
+    images, videos, audios = parsed.extract_media()
+    assert audios == [su_doc["audio_path"]] and not images and not videos
+
+
+def test_simple_request_gets_array_audio_and_system_plus_instruction(su_doc):
+    [clip] = hooks.mcga_doc_to_audio(su_doc, {"simple_audio": "array"})
+    assert clip["sampling_rate"] == 16000 and clip["array"].ndim == 1
+    assert hooks.mcga_doc_to_audio(su_doc, {"simple_audio": "path"}) == [su_doc["audio_path"]]
+    assert hooks.mcga_doc_to_text(su_doc) == prompts.task_prompt("su").system + "\n" + su_doc["su"]
+
+
+def test_text_mode_twin_sends_no_audio_and_the_official_text_prompt(su_doc):
+    doc = {**su_doc, "mcga_mode": "text"}
+    assert hooks.mcga_doc_to_audio(doc, {}) == []
+    messages = hooks.mcga_doc_to_messages(doc, {})
+    assert messages[1]["content"] == [{"type": "text", "text": f"文本: {doc['asr']}\n任务: {doc['su']}"}]
+
+
+def test_asr_instruction_is_the_official_one():
+    doc = {**data.load_task_rows("asr", data_dir=data.SAMPLE_DATA_DIR)[0], "mcga_task": "asr", "mcga_mode": "audio"}
+    assert hooks.mcga_doc_to_messages(doc, {})[1]["content"][1]["text"] == "Transcribe the Chinese audio into Chinese text."
+
+
+def test_process_results_carries_ids_and_handles_empty_and_huge_outputs(su_doc):
+    empty = hooks.mcga_process_results(su_doc, [""])
+    assert empty["empty_responses"] == 1 and empty["acc_official"] == 0.0
+    assert empty["strict_parse_failures"] == {"id": "su_01", "gold": "B", "output": "", "strict_letter": None}
+    huge = hooks.mcga_process_results(su_doc, ["B" + "。" * 100_000])
+    assert huge["acc_strict"] == 100.0 and huge["empty_responses"] == 0
+    asr_doc = {**data.load_task_rows("asr", data_dir=data.SAMPLE_DATA_DIR)[0], "mcga_task": "asr", "mcga_mode": "audio"}
+    items = [hooks.mcga_process_results(asr_doc, [asr_doc["asr"] * 2_000])["cer_strict"]]
+    assert hooks.mcga_agg_cer_strict(items) == pytest.approx(100 * 1999)

@@ -1,0 +1,89 @@
+"""Discovery through the lmms_eval.models entry point, and the replay model's reading and accounting."""
+
+import json
+from importlib.metadata import entry_points
+from types import SimpleNamespace
+
+import pytest
+
+from lmms_eval_tasks import TASKS_DIR, plugin
+from lmms_eval_tasks.models import replay
+from tests.conftest import FIXTURES
+
+
+def test_entry_point_is_installed_and_returns_our_models():
+    [ep] = [e for e in entry_points(group="lmms_eval.models") if e.name == "lmms_eval_audio_plugin"]
+    manifests = ep.load()()
+    assert {m.model_id: m.simple_class_path for m in manifests} == plugin.MODEL_CLASSES
+
+
+def test_task_manager_indexes_our_tasks_once_even_with_include_path():
+    from lmms_eval.tasks import TaskManager
+
+    plugin.add_tasks_dir_to_task_index()
+    plugin.add_tasks_dir_to_task_index()  # idempotent
+    manager = TaskManager("ERROR", include_path=str(TASKS_DIR), include_defaults=False)
+    assert {"mcga_asr", "mcga_sqa", "mcga_su", "mcga_sr", "mcga_sqa_text", "mcga_su_text", "mcga_sr_text"} <= set(manager.all_subtasks)
+    assert {"mcga", "mcga_cmc"} <= set(manager.all_groups)
+    assert plugin._with_tasks_dir([str(TASKS_DIR)]) == [str(TASKS_DIR)]
+
+
+def test_incompatible_lmms_eval_gives_a_clear_error(monkeypatch):
+    from lmms_eval.tasks import TaskManager
+
+    monkeypatch.setattr(TaskManager, "initialize_tasks", lambda self, paths=None: {})
+    with pytest.raises(plugin.PluginCompatibilityError, match="--include_path"):
+        plugin.add_tasks_dir_to_task_index()
+
+
+def write_jsonl(path, rows):
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_read_predictions_accepts_our_format_and_official_runner_rows(tmp_path):
+    write_jsonl(tmp_path / "ours.jsonl", [{"task": "mcga_su_text", "id": "su_01", "response": "B"}])
+    predictions = replay.read_predictions(tmp_path)
+    assert predictions == {("mcga_su_text", "su_01"): "B"}
+    official = replay.read_predictions(FIXTURES / "official_runner_rows")
+    assert official[("mcga_su", "su_03")] == "ABCD" and len(official) == 20
+
+
+def test_read_predictions_rejects_duplicates_and_unknown_rows(tmp_path):
+    write_jsonl(tmp_path / "a.jsonl", [{"task": "mcga_su", "id": 1, "response": "A"}, {"task": "mcga_su", "id": "1", "response": "B"}])
+    with pytest.raises(ValueError, match=r"a.jsonl:2: second prediction for task mcga_su id 1 \(first at .*a.jsonl:1\)"):
+        replay.read_predictions(tmp_path / "a.jsonl")
+    write_jsonl(tmp_path / "b.jsonl", [{"id": 1, "answer": "A"}])
+    with pytest.raises(ValueError, match="b.jsonl:1: expected"):
+        replay.read_predictions(tmp_path / "b.jsonl")
+
+
+def fake_request(task, doc_id):
+    return SimpleNamespace(args=("ctx", {}, None, doc_id, task, "test"))
+
+
+def make_replay(tmp_path, on_missing):
+    write_jsonl(tmp_path / "p.jsonl", [{"task": "t", "id": "a", "response": "A"}, {"task": "t", "id": "zzz", "response": "C"}])
+    model = replay.Replay(predictions=str(tmp_path / "p.jsonl"), on_missing=on_missing)
+    model.task_dict = {"t": {"test": [{"id": "a"}, {"id": "b"}]}}
+    return model
+
+
+def test_missing_predictions_are_an_error_naming_the_ids(tmp_path):
+    model = make_replay(tmp_path, "error")
+    with pytest.raises(ValueError, match=r"no prediction for 1 document\(s\) of t: b"):
+        model.generate_until([fake_request("t", 0), fake_request("t", 1)])
+
+
+def test_missing_predictions_can_be_scored_empty_with_a_warning(tmp_path):
+    from loguru import logger
+
+    messages = []
+    handler = logger.add(messages.append, level="WARNING")
+    try:
+        assert make_replay(tmp_path, "empty").generate_until([fake_request("t", 0), fake_request("t", 1)]) == ["A", ""]
+    finally:
+        logger.remove(handler)
+    text = "".join(map(str, messages))
+    assert "1 prediction(s) for t match no document of its dataset: zzz" in text
+    assert "no prediction for 1 document(s) of t: b; scored as empty answers" in text
