@@ -155,3 +155,20 @@ def test_official_runner_rows_map_to_tasks_by_output_field_and_file_mode():
     assert data.official_runner_prediction({"id": 3, "asr": "x", "asr_r": "y"}, "Qwen_audio.jsonl") == ("mcga_asr", "3", "y")
     assert data.official_runner_prediction({"id": "q", "sqa_a_r": None}, "m_text.jsonl") == ("mcga_sqa_text", "q", "")
     assert data.official_runner_prediction({"id": "q"}, "m_audio.jsonl") is None
+
+
+def test_check_command_reports_each_task_file(data_dir, capsys):
+    write_task(data_dir, "asr", [asr_row("1", "upload/a.wav")])
+    write_task(data_dir, "su", [{**asr_row("s", "upload/../../x.wav"), "su": "q", "su_a": "A"}])
+    assert data.main(["check", str(data_dir)]) == 1
+    captured = capsys.readouterr()
+    assert "asr: 1 rows OK" in captured.out and "su: ERROR" in captured.err and "escapes the data folder" in captured.err
+
+
+def test_mixed_field_types_are_a_clear_error(data_dir, monkeypatch):
+    from lmms_eval_tasks.mcga import hooks
+
+    write_task(data_dir, "asr", [{**asr_row("1", "upload/a.wav"), "time": 3.5}, {**asr_row("2", "upload/b.wav"), "time": "three"}])
+    monkeypatch.setenv("MCGA_DATA_DIR", str(data_dir))
+    with pytest.raises(data.MCGADataError, match="MCGA_asr_test.jsonl: a field has mixed value types"):
+        hooks.mcga_asr_docs(None)

@@ -27,7 +27,10 @@ def _load_docs(task: str, mode: str, dataset):
     from datasets import Dataset
 
     rows = data.load_task_rows(task, "test")
-    return Dataset.from_list([{**row, TASK_FIELD: task, MODE_FIELD: mode} for row in rows])
+    try:
+        return Dataset.from_list([{**row, TASK_FIELD: task, MODE_FIELD: mode} for row in rows])
+    except (TypeError, ValueError) as error:  # pyarrow: one field holds values of incompatible types across rows
+        raise data.MCGADataError(f"{data.task_file(data.data_dir_from_env(), task)}: a field has mixed value types across rows ({error})") from None
 
 
 mcga_asr_docs = partial(_load_docs, "asr", "audio")
