@@ -75,6 +75,12 @@ def cmc_from_results(tasks: dict[str, dict], strict: bool = False) -> float | No
     )  # fmt: skip
 
 
+def _rounded(value):
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return round(value, 2) if isinstance(value, float) else value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mcga-report", description="MCGA scores and CMC from lmms-eval results files.")
     parser.add_argument("paths", nargs="+", help="results JSON files or folders (searched for *_results.json)")
@@ -89,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, ensure_ascii=False, indent=1))
         return 0
     for task, values in sorted(tasks.items()):
-        shown = {k: (round(v, 2) if isinstance(v, float) else v) for k, v in values.items() if k != "signature"}
+        shown = {k: _rounded(v) for k, v in values.items() if k != "signature"}
         print(f"{task}: {shown}")
     if report["cmc"] is None:
         missing = [t for t in CMC_TASKS if t not in tasks]
