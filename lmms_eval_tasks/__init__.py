@@ -10,7 +10,15 @@
 Importing this package does not import lmms-eval.
 """
 
+import os
 from pathlib import Path
 
 #: The folder lmms-eval indexes for our task and group YAML files.
 TASKS_DIR = Path(__file__).resolve().parent
+CACHE_ENV = "LMMS_EVAL_AUDIO_PLUGIN_CACHE"
+
+
+def cache_dir(name: str) -> Path:
+    """``$LMMS_EVAL_AUDIO_PLUGIN_CACHE/<name>`` (default ``~/.cache/lmms_eval_audio_plugin/<name>``); not created."""
+    root = os.environ.get(CACHE_ENV, "").strip()
+    return (Path(root).expanduser() if root else Path.home() / ".cache" / "lmms_eval_audio_plugin") / name

@@ -11,7 +11,7 @@ Forms (chosen per model through the task's ``lmms_eval_specific_kwargs``):
 
 Length policy: like the official MCGA runner (pydub, ``audio[:30000]`` ms), every form gets at most the
 first ``max_seconds`` (default 30 s). A cut clip is logged with its path. For ``path`` a cut copy is written
-once to ``$LMMS_EVAL_AUDIO_CACHE`` (default ``~/.cache/lmms_eval_audio_plugin/cut``); a clip within the
+once to ``cache_dir("cut")`` (``$LMMS_EVAL_AUDIO_PLUGIN_CACHE/cut``, default ``~/.cache/lmms_eval_audio_plugin/cut``); a clip within the
 limit is handed over unchanged.
 """
 
@@ -25,6 +25,8 @@ import os
 from pathlib import Path
 
 import numpy as np
+
+from lmms_eval_tasks import cache_dir
 
 TARGET_SAMPLING_RATE = 16000
 DEFAULT_MAX_SECONDS = 30.0
@@ -81,17 +83,13 @@ def _wav_bytes(samples: np.ndarray, rate: int) -> bytes:
     return buffer.getvalue()
 
 
-def _cache_dir() -> Path:
-    return Path(os.environ.get("LMMS_EVAL_AUDIO_CACHE", Path.home() / ".cache" / "lmms_eval_audio_plugin" / "cut"))
-
-
 def audio_path_within_limit(path: str, max_seconds: float | None = DEFAULT_MAX_SECONDS) -> str:
     """``path`` itself if it is within ``max_seconds``, else the path of a cached wav of its first ``max_seconds``."""
     if max_seconds is None or _duration_seconds(path) <= max_seconds:
         return path
     stat = os.stat(path)
     key = hashlib.sha1(f"{os.path.abspath(path)}|{stat.st_size}|{stat.st_mtime_ns}|{max_seconds}".encode()).hexdigest()[:16]
-    target = _cache_dir() / f"{Path(path).stem}-{key}.wav"
+    target = cache_dir("cut") / f"{Path(path).stem}-{key}.wav"
     if not target.is_file():
         samples, rate = _read_mono(path)
         target.parent.mkdir(parents=True, exist_ok=True)

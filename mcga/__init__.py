@@ -12,5 +12,3 @@ Plain-Python pieces of the benchmark, importable without lmms-eval:
 Where the paper and the official script (``eval/eval_model.py`` in github.com/yxduir/MCGA) differ,
 the script is followed, because it produced the published numbers.
 """
-
-TASKS = ("asr", "s2tt", "sec", "sqa", "su", "sr")

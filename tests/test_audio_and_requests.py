@@ -14,8 +14,8 @@ from mcga import data, prompts
 
 @pytest.fixture
 def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("LMMS_EVAL_AUDIO_CACHE", str(tmp_path / "cache"))
-    return tmp_path / "cache"
+    monkeypatch.setenv("LMMS_EVAL_AUDIO_PLUGIN_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "cut"
 
 
 def tone(path, seconds, rate, channels=1):

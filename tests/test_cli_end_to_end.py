@@ -6,14 +6,13 @@ Every run passes ``--verbosity DEBUG``: without it lmms-eval exits 0 even when t
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from lmms_eval_tasks import TASKS_DIR
 from mcga import data, metrics
 from mcga.report import main as report_main
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import FIXTURES
 
 pytestmark = pytest.mark.cli
 OFFICIAL_ROWS = FIXTURES / "official_runner_rows"

