@@ -9,6 +9,8 @@ exercised end to end without the real (CC BY-NC-SA 4.0) data:
     mcga/sample_data/data/MCGA_sqa_test.jsonl    4 short-answer questions
     mcga/sample_data/data/MCGA_su_test.jsonl     3 multiple-choice (understanding)
     mcga/sample_data/data/MCGA_sr_test.jsonl     3 multiple-choice (reasoning)
+    mcga/sample_data/data/MCGA_s2tt_test.jsonl   3 English verse translations
+    mcga/sample_data/data/MCGA_sec_test.jsonl    3 emotion captions (persona, tone, per sentence)
     mcga/sample_data/data/upload/sample/<id>.wav 16 kHz mono 16-bit PCM
 
 The texts, sources and labels (author, dynasty, genre, answers) are written by
@@ -17,7 +19,7 @@ Chinese work more than 150 years old (pre-Qin to Yuan).  The audio is
 synthetic speech made with espeak-ng (voice ``cmn-latn-pinyin``, fixed rate)
 and converted with sox to 16 kHz mono 16-bit (``sox -R -G``: repeatable
 dither, gain guarded against clipping); it is robotic and exists only to exercise the
-pipeline, not to measure models.  The sqa/su/sr items reuse the asr clips.
+pipeline, not to measure models.  The s2tt/sec/sqa/su/sr items reuse the asr clips.
 
 Usage:  python scripts/make_mcga_sample.py [--out-dir DIR]
 
@@ -220,6 +222,83 @@ SR_ITEMS = [
 ]
 
 
+# ---------------------------------------------------------------------------
+# S2TT: reference English translations, written for this sample (not from MCGA).
+# ---------------------------------------------------------------------------
+S2TT_ITEMS = [
+    {
+        "id": "s2tt_01",
+        "clip": "asr_shi_01",
+        "s2tt": "Before my bed the moonlight gleams,\n"
+        "Like frost upon the ground it seems.\n"
+        "I raise my head to watch the moon,\n"
+        "Then bow it, lost in homeland dreams.",
+    },
+    {
+        "id": "s2tt_02",
+        "clip": "asr_shi_02",
+        "s2tt": "Guan-guan cry the ospreys\n"
+        "On the islet in the stream.\n"
+        "The gentle, graceful maiden\n"
+        "Is a good match for the lord.",
+    },
+    {
+        "id": "s2tt_03",
+        "clip": "asr_qu_01",
+        "s2tt": "Withered vines, old trees, crows at dusk;\n"
+        "A little bridge, a flowing stream, a cottage;\n"
+        "An ancient road, the west wind, a bony horse.\n"
+        "The setting sun goes down in the west;\n"
+        "A heartbroken man at the end of the world.",
+    },
+]
+
+# ---------------------------------------------------------------------------
+# SEC: emotion captions in the official three-part shape, written for this
+# sample.  sec_1 describes the synthetic espeak voice (male; the age bracket
+# is a label we assign, espeak has no age), sec_2 and sec_3 are literary
+# readings of the texts.
+# ---------------------------------------------------------------------------
+SEC_PERSONA = "男声，青年（18-40岁），语调平直，语速平稳。"
+SEC_ITEMS = [
+    {
+        "id": "sec_01",
+        "clip": "asr_shi_01",
+        "sec_2": "全诗基调是客居他乡的孤寂与思乡，以月光起兴，意境清冷静谧，意在抒发游子对故乡的深切怀念。",
+        "sec_3": [
+            "床前明月光|夜深独处，月光洒落床前，氛围清冷宁静。",
+            "疑是地上霜|以霜喻月光，透出寒意与恍惚，暗含孤寂。",
+            "举头望明月|抬头望月，情绪由静观转为凝望，思绪被牵动。",
+            "低头思故乡|低头沉思，思乡之情推向高潮，惆怅深沉。",
+        ],
+    },
+    {
+        "id": "sec_02",
+        "clip": "asr_qu_01",
+        "sec_2": "全曲基调凄凉悲苦，以秋日黄昏的萧瑟景物烘托羁旅天涯之悲，意境苍凉，抒发漂泊者的断肠思乡之情。",
+        "sec_3": [
+            "枯藤老树昏鸦|枯败景物层层叠加，营造萧瑟衰败的秋日氛围。",
+            "小桥流水人家|以安宁的人家反衬游子无家可归，暗含羡慕与凄凉。",
+            "古道西风瘦马|古道、西风、瘦马写尽旅途的荒凉与疲惫。",
+            "夕阳西下|日暮时分，时光流逝加深愁绪。",
+            "断肠人在天涯|直抒胸臆，漂泊天涯的悲痛达到顶点。",
+        ],
+    },
+    {
+        "id": "sec_03",
+        "clip": "asr_ci_02",
+        "sec_2": "全词基调婉约而惜春伤感，借雨后问海棠的对话，写词人对春光流逝的敏锐感受与怜花惜春之情，意境清新含蓄。",
+        "sec_3": [
+            "昨夜雨疏风骤|回忆昨夜风雨，暗含对花事的担忧。",
+            "浓睡不消残酒|醉后沉睡，慵懒中带着淡淡愁绪。",
+            "试问卷帘人|急切相问，流露对花的牵挂。",
+            "却道海棠依旧|侍女答得漫不经心，与词人的关切形成反差。",
+            "知否，知否|连声反问，情绪转为急切与嗔怪。",
+            "应是绿肥红瘦|叶盛花残，惜春伤春之情含蓄而深沉。",
+        ],
+    },
+]
+
 def fail(msg):
     sys.exit("make_mcga_sample.py: error: " + msg)
 
@@ -298,7 +377,7 @@ def validate_data():
         n = sum(1 for it in ASR_ITEMS if it["genre"] == genre)
         if n != 2:
             fail("genre %s has %d clips, expected 2" % (genre, n))
-    for items in (SQA_ITEMS, SU_ITEMS, SR_ITEMS):
+    for items in (S2TT_ITEMS, SEC_ITEMS, SQA_ITEMS, SU_ITEMS, SR_ITEMS):
         item_ids = [it["id"] for it in items]
         if len(set(item_ids)) != len(item_ids):
             fail("duplicate ids: %s" % item_ids)
@@ -392,7 +471,35 @@ def main():
             for it in sorted(items, key=lambda it: it["id"])
         ]
 
+    s2tt_rows = [
+        {
+            "id": it["id"],
+            "asr": clips[it["clip"]]["asr"],
+            "audio": clips[it["clip"]]["audio"],
+            "s2tt": it["s2tt"],
+            "split": "test",
+        }
+        for it in sorted(S2TT_ITEMS, key=lambda it: it["id"])
+    ]
+    sec_rows = []
+    for it in sorted(SEC_ITEMS, key=lambda it: it["id"]):
+        sec_3 = "\n".join(it["sec_3"])
+        sec_rows.append(
+            {
+                "id": it["id"],
+                "asr": clips[it["clip"]]["asr"],
+                "audio": clips[it["clip"]]["audio"],
+                "split": "test",
+                "sec_1": SEC_PERSONA,
+                "sec_2": it["sec_2"],
+                "sec_3": sec_3,
+                "sec": "\n".join([SEC_PERSONA, it["sec_2"], sec_3]),
+            }
+        )
+
     write_jsonl(os.path.join(out_dir, "MCGA_asr_test.jsonl"), asr_rows)
+    write_jsonl(os.path.join(out_dir, "MCGA_s2tt_test.jsonl"), s2tt_rows)
+    write_jsonl(os.path.join(out_dir, "MCGA_sec_test.jsonl"), sec_rows)
     write_jsonl(os.path.join(out_dir, "MCGA_sqa_test.jsonl"), sqa_rows)
     write_jsonl(os.path.join(out_dir, "MCGA_su_test.jsonl"), mc_rows(SU_ITEMS, "su"))
     write_jsonl(os.path.join(out_dir, "MCGA_sr_test.jsonl"), mc_rows(SR_ITEMS, "sr"))
@@ -409,9 +516,11 @@ def main():
         )
     print()
     print(
-        "wrote %d asr, %d sqa, %d su, %d sr items to %s (%d wav files, %d bytes, %.2f s)"
+        "wrote %d asr, %d s2tt, %d sec, %d sqa, %d su, %d sr items to %s (%d wav files, %d bytes, %.2f s)"
         % (
             len(asr_rows),
+            len(s2tt_rows),
+            len(sec_rows),
             len(sqa_rows),
             len(SU_ITEMS),
             len(SR_ITEMS),

@@ -13,8 +13,8 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 @pytest.fixture
 def offline_env(tmp_path):
-    """Environment for subprocess runs: offline hub, private caches, no data override."""
-    env = {k: v for k, v in os.environ.items() if k != "MCGA_DATA_DIR"}
+    """Environment for subprocess runs: offline hub, private caches, no data override, no judge settings."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MCGA_DATA_DIR", "DEEPSEEK_API_KEY") and not k.startswith("AUDIO_JUDGE_")}
     env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_DATASETS_CACHE=str(tmp_path / "hf_datasets"), PYTHONUNBUFFERED="1")
     return env
 

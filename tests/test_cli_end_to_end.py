@@ -40,7 +40,7 @@ def samples(out, task):
 def test_replaying_official_runner_rows_gives_the_official_scripts_numbers(lmms_eval_cli, offline_env, tmp_path):
     out = tmp_path / "out"
     results, _ = lmms_eval(lmms_eval_cli, offline_env, out, "mcga", "replay", f"predictions={OFFICIAL_ROWS}")  # the group
-    assert sorted(results["group_subtasks"]["mcga"]) == ["mcga_asr", "mcga_sqa", "mcga_sr", "mcga_su"]
+    assert sorted(results["group_subtasks"]["mcga"]) == ["mcga_asr", "mcga_s2tt", "mcga_sec", "mcga_sqa", "mcga_sr", "mcga_su"]
     r = results["results"]
     assert r["mcga_asr"]["cer_official,none"] == pytest.approx(EXPECTED["asr_cer_total"], abs=1e-9)
     assert r["mcga_asr"]["cer_official_by_genre,none"] == pytest.approx(EXPECTED["asr_cer_by_genre"], abs=1e-9)

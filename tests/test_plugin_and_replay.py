@@ -46,7 +46,7 @@ def test_read_predictions_accepts_our_format_and_official_runner_rows(tmp_path):
     predictions = replay.read_predictions(tmp_path)
     assert predictions == {("mcga_su_text", "su_01"): "B"}
     official = replay.read_predictions(FIXTURES / "official_runner_rows")
-    assert official[("mcga_su", "su_03")] == "ABCD" and len(official) == 20
+    assert official[("mcga_su", "su_03")] == "ABCD" and len(official) == 26  # 10 asr, 3 s2tt, 3 sec, 4 sqa, 3 su, 3 sr
 
 
 def test_read_predictions_rejects_duplicates_and_unknown_rows(tmp_path):
@@ -87,3 +87,17 @@ def test_missing_predictions_can_be_scored_empty_with_a_warning(tmp_path):
     text = "".join(map(str, messages))
     assert "1 prediction(s) for t match no document of its dataset: zzz" in text
     assert "no prediction for 1 document(s) of t: b; scored as empty answers" in text
+
+
+def test_read_predictions_takes_lmms_eval_samples_by_doc_id_from_the_file_name(tmp_path):
+    write_jsonl(tmp_path / "20261129_101010_samples_mcga_sqa.jsonl", [
+        {"doc_id": 0, "target": "李白", "filtered_resps": "李白", "doc_hash": "x", "input": "prompt 0"},
+        {"doc_id": 1, "target": "元", "filtered_resps": ["元朝"], "doc_hash": "x", "input": "prompt 1"},
+    ])
+    assert replay.read_predictions(tmp_path) == {("mcga_sqa", "doc_id=0"): "李白", ("mcga_sqa", "doc_id=1"): "元朝"}
+    model = replay.Replay(predictions=str(tmp_path))
+    model.task_dict = {"mcga_sqa": {"test": [{"id": "sqa_01"}, {"id": "sqa_02"}]}}
+    request = SimpleNamespace(args=("prompt 0", {}, None, 0, "mcga_sqa", "test"))
+    assert model.generate_until([request]) == ["李白"]
+    with pytest.raises(ValueError, match="logged sample for mcga_sqa doc_id 1 was made with another prompt"):
+        model.generate_until([SimpleNamespace(args=("another prompt", {}, None, 1, "mcga_sqa", "test"))])

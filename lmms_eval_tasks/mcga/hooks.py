@@ -1,20 +1,25 @@
 """lmms-eval hooks for MCGA (classical Chinese literature read aloud; arXiv 2601.09270).
 
-Tasks: ``mcga_asr``, ``mcga_sqa``, ``mcga_su``, ``mcga_sr`` (audio) and the text-mode twins
+Tasks: ``mcga_asr``, ``mcga_s2tt``, ``mcga_sec``, ``mcga_sqa``, ``mcga_su``, ``mcga_sr`` (audio) and the text-mode twins
 ``mcga_sqa_text``, ``mcga_su_text``, ``mcga_sr_text`` (the paper's QA, LU, LR, the CMC denominators).
 One set of hooks serves all of them: ``process_docs`` tags each document with its MCGA task and mode,
 the other hooks read that tag. Prompts, data checks and metrics live in the ``mcga`` package.
+
+The judged tasks (S2TT, SEC) call the LLM judge in their aggregations, which run once, on rank 0, over
+all documents (:func:`lmms_eval_tasks.judge.judge_task`: cache, bounded concurrency, retries, failure
+accounting); with no judge configured their judged metrics say "not computed: ..." and the run goes on.
 """
 
 from __future__ import annotations
 
 from functools import partial
 
+from lmms_eval_tasks import judge
 from lmms_eval_tasks.audio import DEFAULT_MAX_SECONDS, audio_for_model
-from mcga import data, metrics, prompts
+from mcga import data, judging, metrics, prompts
 
 TASK_FIELD, MODE_FIELD = "mcga_task", "mcga_mode"
-GOLD_FIELD = {"asr": "asr", "sqa": "sqa_a", "su": "su_a", "sr": "sr_a"}
+GOLD_FIELD = {"asr": "asr", "s2tt": "s2tt", "sec": "sec_3", "sqa": "sqa_a", "su": "su_a", "sr": "sr_a"}
 
 
 def _load_docs(task: str, mode: str, dataset):
@@ -34,6 +39,8 @@ def _load_docs(task: str, mode: str, dataset):
 
 
 mcga_asr_docs = partial(_load_docs, "asr", "audio")
+mcga_s2tt_docs = partial(_load_docs, "s2tt", "audio")
+mcga_sec_docs = partial(_load_docs, "sec", "audio")
 mcga_sqa_docs = partial(_load_docs, "sqa", "audio")
 mcga_su_docs = partial(_load_docs, "su", "audio")
 mcga_sr_docs = partial(_load_docs, "sr", "audio")
@@ -85,7 +92,8 @@ def mcga_doc_to_messages(doc: dict, lmms_eval_specific_kwargs: dict | None = Non
 
 
 def mcga_doc_to_target(doc: dict) -> str:
-    """The gold answer: transcript (asr), answer noun (sqa) or option letter (su/sr)."""
+    """The gold answer: transcript (asr), reference translation (s2tt), per-sentence analysis (sec),
+    answer noun (sqa) or option letter (su/sr)."""
     return str(doc[GOLD_FIELD[doc[TASK_FIELD]]])
 
 
@@ -100,6 +108,18 @@ def mcga_process_results(doc: dict, results: list[str]) -> dict:
     if task == "asr":
         item = {"id": doc["id"], "genre": doc.get("genre", ""), "dynasty": doc.get("dynasty", ""), "ref": gold, "output": output}
         return {**shared, "cer_official": item, "cer_strict": item, "cer_official_by_genre": item, "cer_official_by_dynasty": item}
+    if task == "s2tt":
+        item = {"id": doc["id"], "source": doc["asr"], "reference": gold, "translation": judging.s2tt_translation(output)}
+        return {**shared, **dict.fromkeys(S2TT_METRICS, item)}
+    if task == "sec":
+        persona, tone, sentences = judging.split_sec_output(output)
+        item = {
+            "id": doc["id"],
+            **{field: doc[field] for field in ("sec_1", "sec_2", "sec_3")},
+            "parts": [persona, tone, sentences],
+            "cer_sentences": judging.official_sec_cer_percent(doc["asr"], sentences),
+        }
+        return {**shared, **dict.fromkeys(SEC_METRICS, item)}
     if task == "sqa":
         return {**shared, "f1_official": 100.0 * metrics.official_sqa_f1(gold, output)}
     letter = metrics.strict_mcq_letter(output)
@@ -147,5 +167,122 @@ def mcga_agg_strict_parse_failures(items: list[dict]) -> int:
 
 
 def mcga_agg_signature(items: list[str]) -> str:
-    """Signature of this task's metrics (:func:`mcga.metrics.task_signature`); items are the task name."""
-    return metrics.task_signature(items[0])
+    """Signature of this task's metrics (:func:`mcga.metrics.task_signature`, :func:`mcga.judging.judged_signature`
+    for S2TT and SEC); items are the task name."""
+    task = items[0]
+    return judging.judged_signature(task) if task in ("s2tt", "sec") else metrics.task_signature(task)
+
+
+# ------------------------------------------------------------------------------- judged tasks (S2TT, SEC)
+S2TT_METRICS = ("chrf_pp", "bleu", *judging.S2TT_DIMENSIONS, "llm_b", "judge_failed", "judge")
+SEC_METRICS = ("cer_sentences", *judging.SEC_DIMENSIONS, "llm_c", "judge_failed", "judge")
+
+
+def _s2tt_requests(item: dict) -> dict[str, judge.JudgeRequest]:
+    return {
+        name: judge.JudgeRequest.of(judging.s2tt_judge_messages(name, item["source"], item["translation"]), judging.S2TT_JUDGE_MAX_TOKENS)
+        for name in judging.S2TT_DIMENSIONS
+    }
+
+
+def _sec_requests(item: dict) -> dict[str, judge.JudgeRequest]:
+    return {
+        name: judge.JudgeRequest.of(judging.sec_judge_messages(name, item[field], item["parts"][index]))
+        for name, (_, field, index, _) in judging.SEC_DIMENSIONS.items()
+    }
+
+
+def _judged(task: str, items: list[dict]) -> judge.JudgedTask | str:
+    if task == "s2tt":
+        return judge.judge_task("mcga_s2tt", items, _s2tt_requests, judging.official_s2tt_score, judging.judge_prompt_hashes("s2tt"))
+    return judge.judge_task("mcga_sec", items, _sec_requests, judging.official_sec_score, judging.judge_prompt_hashes("sec"))
+
+
+def _task_of(items: list[dict]) -> str:
+    return "s2tt" if "translation" in items[0] else "sec"
+
+
+def _judged_mean(name: str, items: list[dict], scale: float) -> float | str:
+    """Mean judge score of one dimension times ``scale``, or the reason it was not computed."""
+    result = _judged(_task_of(items), items)
+    if isinstance(result, str):
+        return result
+    mean = result.dimensions[name].mean
+    return "not computed: every judge call of this metric failed (see 'judge')" if mean is None else mean * scale
+
+
+def mcga_agg_llm_bf(items: list[dict]) -> float | str:
+    """LLM-BF, beauty of form (0-100): mean judge score (1-5) over judged items ×20."""
+    return _judged_mean("llm_bf", items, judging.S2TT_SCALE)
+
+
+def mcga_agg_llm_bm(items: list[dict]) -> float | str:
+    """LLM-BM, beauty of meaning (0-100): mean judge score (1-5) over judged items ×20."""
+    return _judged_mean("llm_bm", items, judging.S2TT_SCALE)
+
+
+def mcga_agg_llm_bs(items: list[dict]) -> float | str:
+    """LLM-BS, beauty of sound (0-100): mean judge score (1-5) over judged items ×20."""
+    return _judged_mean("llm_bs", items, judging.S2TT_SCALE)
+
+
+def mcga_agg_sec_p(items: list[dict]) -> float | str:
+    """SEC-P, voice persona (0-2): mean judge score over judged items."""
+    return _judged_mean("sec_p", items, 1)
+
+
+def mcga_agg_sec_g(items: list[dict]) -> float | str:
+    """SEC-G, global emotion (0-3): mean judge score over judged items."""
+    return _judged_mean("sec_g", items, 1)
+
+
+def mcga_agg_sec_s(items: list[dict]) -> float | str:
+    """SEC-S, sentence-level emotion (0-5): mean judge score over judged items."""
+    return _judged_mean("sec_s", items, 1)
+
+
+def _combined(items: list[dict], combine) -> float | str:
+    result = _judged(_task_of(items), items)
+    if isinstance(result, str):
+        return result
+    value = combine({name: dimension.mean for name, dimension in result.dimensions.items()})
+    return "not computed: a dimension has no judged item (see 'judge')" if value is None else value
+
+
+def mcga_agg_llm_b(items: list[dict]) -> float | str:
+    """LLM-B (0-100): mean of the three S2TT dimension means ×20 (:func:`mcga.judging.llm_b`)."""
+    return _combined(items, judging.llm_b)
+
+
+def mcga_agg_llm_c(items: list[dict]) -> float | str:
+    """LLM-C (0-100): (SEC-P + SEC-G + SEC-S means) ×10 (:func:`mcga.judging.llm_c`)."""
+    return _combined(items, judging.llm_c)
+
+
+def mcga_agg_judge_failed(items: list[dict]) -> int | str:
+    """Number of judge_failed (item, dimension) pairs over all judged metrics of the task; each is left out of its mean."""
+    result = _judged(_task_of(items), items)
+    if isinstance(result, str):
+        return result
+    return sum(len(dimension.failed) for dimension in result.dimensions.values())
+
+
+def mcga_agg_judge(items: list[dict]) -> dict | str:
+    """Judge provenance: models reported, parameters, prompt hashes, cache hits/misses, per-metric judged/failed."""
+    result = _judged(_task_of(items), items)
+    return result if isinstance(result, str) else result.provenance
+
+
+def mcga_agg_chrf_pp(items: list[dict]) -> float:
+    """Corpus chrF++ (0-100, sacrebleu) of the translations against the gold ``s2tt`` references (no judge)."""
+    return judging.s2tt_reference_metrics([i["reference"] for i in items], [i["translation"] for i in items])["chrf_pp"]
+
+
+def mcga_agg_bleu(items: list[dict]) -> float:
+    """Corpus BLEU (0-100, sacrebleu defaults) of the translations against the gold ``s2tt`` references (no judge)."""
+    return judging.s2tt_reference_metrics([i["reference"] for i in items], [i["translation"] for i in items])["bleu"]
+
+
+def mcga_agg_cer_sentences(items: list[dict]) -> float:
+    """SEC: mean over items of the per-item CER (percent) of the sentence texts against ``asr`` (official)."""
+    return sum(i["cer_sentences"] for i in items) / len(items)

@@ -1,0 +1,233 @@
+"""The judged MCGA tasks: S2TT (LLM-B) and SEC (LLM-C), as the official ``eval/eval_model.py`` scores them.
+
+This module holds what is MCGA-specific: the official judge prompts (``official_judge_prompts.json``
+beside this module, verbatim), how a model output is cut into what the judge sees, how a score is read
+from a judge reply, the SEC sentence CER, and the reference-based S2TT metrics. It makes no API call:
+:mod:`lmms_eval_tasks.judge` sends the requests built here.
+
+Deliberate differences from the official script (all in the direction of "no silent failure"):
+
+- A judge call that fails after its retries, or whose reply holds no score, is *judge_failed*: left out
+  of that dimension's mean and counted. The official S2TT code does the same for failures (score
+  ``None``), but its SEC code turns a failed call into the text ``请求失败: <error>`` and reads a score
+  from it (the first integer of the error text, e.g. ``429`` from an HTTP 429 message, or ``0``), and an
+  SEC reply with no number scores 0.
+- Retries: the official SEC code tries 3 times with 1 s pauses, its S2TT code once; we retry both on
+  timeouts, 429 and 5xx with exponential backoff (``AUDIO_JUDGE_MAX_ATTEMPTS``, default 3).
+
+Everything else (prompts, messages, ``max_tokens``, temperature, output splitting, score extraction,
+means and scaling) follows the official script.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from functools import lru_cache
+from importlib.metadata import version
+from pathlib import Path
+from statistics import fmean
+from typing import Sequence
+
+from mcga.normalize import normalize_for_cer, normalizer_signature
+
+_PROMPTS_FILE = Path(__file__).with_name("official_judge_prompts.json")
+
+#: S2TT judge dimensions in the official order: metric name -> key of the official prompt.
+S2TT_DIMENSIONS = {"llm_bf": "beauty_of_form", "llm_bm": "beauty_of_meaning", "llm_bs": "beauty_of_sound"}
+#: The official S2TT judge call: user message only, ``max_tokens=10``.
+S2TT_JUDGE_MAX_TOKENS = 10
+#: S2TT scores are 1-5; LLM-B and its parts are reported ×20 (0-100).
+S2TT_SCALE = 20
+#: The official separator before the translation in an S2TT output.
+S2TT_TRANSLATION_MARKER = "译文："
+
+#: SEC judge dimensions: metric name -> (official prompt key, reference field, index of the output part, maximum).
+SEC_DIMENSIONS = {
+    "sec_p": ("evaluate_voice_persona", "sec_1", 0, 2),
+    "sec_g": ("evaluate_global_emotion", "sec_2", 1, 3),
+    "sec_s": ("evaluate_sentence_emotion", "sec_3", 2, 5),
+}
+#: LLM-C = (mean SEC-P + mean SEC-G + mean SEC-S) ×10 (0-100).
+SEC_SCALE = 10
+
+
+@lru_cache(maxsize=1)
+def official_judge_prompts() -> dict:
+    """The official judge prompts: ``{"s2tt_beauty_prompts": {...}, "sec_judge_prompts": {...}, ...}``."""
+    return json.loads(_PROMPTS_FILE.read_text(encoding="utf-8"))
+
+
+def judge_prompt_hashes(task: str) -> dict[str, str]:
+    """sha256 (first 16 hex digits) of each judge prompt template of ``task`` (``s2tt`` or ``sec``), for provenance.
+
+    Raises:
+        KeyError: ``task`` is not a judged task.
+    """
+    prompts = official_judge_prompts()
+    templates = {"s2tt": prompts["s2tt_beauty_prompts"], "sec": prompts["sec_judge_prompts"]}[task]
+    return {name: hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] for name, text in templates.items()}
+
+
+# ------------------------------------------------------------------------------------------------ S2TT
+def s2tt_translation(output: str | None) -> str:
+    """The translation in an S2TT output: the text after the last ``译文：``, stripped (whole output if absent)."""
+    return (output or "").split(S2TT_TRANSLATION_MARKER)[-1].strip()
+
+
+def s2tt_judge_messages(dimension: str, source: str, translation: str) -> list[dict]:
+    """The official judge request for one S2TT dimension: one user message, the template filled in.
+
+    Args:
+        dimension: ``llm_bf``, ``llm_bm`` or ``llm_bs``.
+        source: the gold Chinese text (the row's ``asr``), as the official script sends it.
+        translation: :func:`s2tt_translation` of the model output.
+    """
+    template = official_judge_prompts()["s2tt_beauty_prompts"][S2TT_DIMENSIONS[dimension]]
+    return [{"role": "user", "content": template.format(source=source, translation=translation, score="")}]
+
+
+_FIRST_DIGIT = re.compile(r"\d")
+
+
+def official_s2tt_score(reply: str | None) -> int | None:
+    """Official S2TT score extraction: the first digit character of the stripped reply, or None.
+
+    ``"4"`` -> 4; ``"Score: [3/5]"`` -> 3; ``"10"`` -> 1 (one digit, as the official ``re.search(r'\\d')``);
+    ``"excellent"`` -> None.
+    """
+    match = _FIRST_DIGIT.search((reply or "").strip())
+    return int(match.group()) if match else None
+
+
+def s2tt_reference_metrics(references: Sequence[str], translations: Sequence[str]) -> dict[str, float | str]:
+    """Corpus chrF++ and BLEU (sacrebleu, 0-100) of the translations against the gold ``s2tt`` references.
+
+    Not part of the official protocol (which only has LLM-B); they need no judge. Returns
+    ``{"chrf_pp": ..., "bleu": ..., "chrf_pp_signature": ..., "bleu_signature": ...}``.
+
+    Raises:
+        ValueError: the two sequences differ in length or are empty.
+    """
+    from sacrebleu.metrics import BLEU, CHRF
+
+    if len(references) != len(translations) or not references:
+        raise ValueError(f"need as many translations as references, at least one (got {len(translations)} and {len(references)})")
+    chrf, bleu = CHRF(word_order=2), BLEU()
+    chrf_score = chrf.corpus_score(list(translations), [list(references)])
+    bleu_score = bleu.corpus_score(list(translations), [list(references)])
+    return {
+        "chrf_pp": chrf_score.score,
+        "bleu": bleu_score.score,
+        "chrf_pp_signature": str(chrf.get_signature()),
+        "bleu_signature": str(bleu.get_signature()),
+    }
+
+
+# ------------------------------------------------------------------------------------------------- SEC
+def split_sec_output(output: str | None) -> tuple[str, str, str]:
+    """Official three-part split of an SEC output: (persona line, overall-tone line, the rest).
+
+    The official code replaces ``"\\n\\n"`` by ``"\\n"`` once (a run of three newlines leaves one blank
+    line) and splits at the first two newlines; missing parts are ``""``.
+    """
+    parts = (output or "").replace("\n\n", "\n").split("\n", 2)
+    return tuple(parts + [""] * (3 - len(parts)))  # type: ignore[return-value]
+
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def sec_judge_messages(dimension: str, reference: str, output_part: str) -> list[dict]:
+    """The official judge request for one SEC dimension: the fixed system message, then the filled template.
+
+    Args:
+        dimension: ``sec_p``, ``sec_g`` or ``sec_s``.
+        reference: the gold ``sec_1`` / ``sec_2`` / ``sec_3`` of the row.
+        output_part: the matching part of :func:`split_sec_output` (the whole remainder for ``sec_s``).
+    """
+    prompts = official_judge_prompts()["sec_judge_prompts"]
+    key, field, index, _ = SEC_DIMENSIONS[dimension]
+    values = {field: reference, f"sec_r_{index + 1}": output_part}
+    content = _PLACEHOLDER.sub(lambda match: values.get(match.group(1), match.group(0)), prompts[key])
+    return [{"role": "system", "content": prompts["system"]}, {"role": "user", "content": content}]
+
+
+_BRACKET_SCORE = re.compile(r"\[(\d+\.?\d*)/\d+\]")
+_FIRST_INTEGER = re.compile(r"\d+")
+
+
+def official_sec_score(reply: str | None) -> float | None:
+    """Official SEC score extraction: the number in the first ``[x/N]``, else the first integer, else None.
+
+    ``"...最终得分：[1.5/2]"`` -> 1.5; ``"得分：2分"`` -> 2; a Markdown table without ``[x/5]`` -> its first
+    integer (usually a sentence number, as in the official script). Where the official script scores 0
+    (no number at all), this returns None: the item is judge_failed, not 0.
+    """
+    text = reply or ""
+    match = _BRACKET_SCORE.search(text)
+    if match:
+        return float(match.group(1))
+    match = _FIRST_INTEGER.search(text)
+    return float(match.group()) if match else None
+
+
+def sec_sentence_text(sentences_part: str) -> str:
+    """The sentence texts of the SEC output's third part: per line, the text before the first ``|``, joined."""
+    lines = sentences_part.strip().split("\n")
+    return "".join(line.split("|")[0].strip() if "|" in line else line.strip() for line in lines)
+
+
+def official_sec_cer_percent(asr: str, sentences_part: str) -> float:
+    """CER (percent) of the SEC sentence texts against the gold transcript, per item, as the official script.
+
+    Both sides go through :func:`mcga.normalize.normalize_for_cer`, then ``jiwer.cer`` on the plain strings
+    (no space joining, unlike the ASR task); where jiwer raises (empty reference) the official value is 100.
+    Rounded to 4 decimals, as the official script stores it before averaging.
+    """
+    import jiwer
+
+    reference, hypothesis = normalize_for_cer(asr), normalize_for_cer(sec_sentence_text(sentences_part))
+    try:
+        return round(100.0 * jiwer.cer(reference, hypothesis), 4)
+    except ValueError:
+        return 100.0
+
+
+# --------------------------------------------------------------------------------------------- scoring
+def llm_b(means: dict[str, float | None]) -> float | None:
+    """LLM-B (0-100): the mean of the three S2TT dimension means (1-5 each) ×20.
+
+    Args:
+        means: ``{"llm_bf": ..., "llm_bm": ..., "llm_bs": ...}`` on the judge's 1-5 scale; None where no
+            item of that dimension was scored.
+    Returns:
+        LLM-B, or None if a dimension has no mean.
+    """
+    values = [means[name] for name in S2TT_DIMENSIONS]
+    return None if None in values else fmean(values) * S2TT_SCALE
+
+
+def llm_c(means: dict[str, float | None]) -> float | None:
+    """LLM-C (0-100): (mean SEC-P + mean SEC-G + mean SEC-S) ×10.
+
+    Args:
+        means: ``{"sec_p": 0-2, "sec_g": 0-3, "sec_s": 0-5}`` means; None where no item was scored.
+    Returns:
+        LLM-C, or None if a dimension has no mean.
+    """
+    values = [means[name] for name in SEC_DIMENSIONS]
+    return None if None in values else sum(values) * SEC_SCALE
+
+
+def judged_signature(task: str) -> str:
+    """Signature of the rules of a judged task (prompts hashed, extraction, scaling, libraries)."""
+    hashes = ",".join(f"{name}={digest}" for name, digest in judge_prompt_hashes(task).items())
+    if task == "s2tt":
+        rules = "translation=after-last-译文：; judge-score=first-digit(1-5), none=judge_failed; llm_b=mean(3 means)x20"
+        libraries = f"sacrebleu-{version('sacrebleu')}"
+    else:
+        rules = "split=replace(\\n\\n,\\n)+split(\\n,2); judge-score=[x/N]>first-int, none=judge_failed; llm_c=sum(3 means)x10; cer_sentences=per-item-mean"
+        libraries = f"{normalizer_signature()}|jiwer-{version('jiwer')}"
+    return f"mcga-judged:1|{task}|{rules}|prompts:{hashes}|{libraries}"

@@ -1,0 +1,137 @@
+"""A real HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions protocol, for judge tests.
+
+Replies come from a test-supplied function of the request's messages; faults are injected per request by
+a marker string found in the last message (so they hit a chosen item even under concurrency). Every
+request is recorded (body, Authorization header) and the highest number of requests in flight at once
+is tracked. It runs in a thread of the test process; CLI tests point the lmms-eval subprocess at it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+FAULTS = ("timeout", "500", "503", "429", "401", "malformed", "no_choices")
+REPORTED_MODEL = "deepseek-chat-test-20261129"
+
+
+class ChatServer:
+    """Chat-completions server; ``reply(messages) -> str`` gives the content of each normal reply.
+
+    ``add_fault(markers, kind, times)``: the next ``times`` requests whose last message contains every
+    string of ``markers`` (one string or a tuple) get fault ``kind`` (one of :data:`FAULTS`; ``timeout`` =
+    no answer for ``timeout_s`` seconds).
+    """
+
+    def __init__(self, reply: Callable[[list[dict]], str], timeout_s: float = 3.0, delay_s: float = 0.0) -> None:
+        self.reply, self.timeout_s, self.delay_s = reply, timeout_s, delay_s
+        self.requests: list[dict] = []
+        self.authorizations: list[str] = []
+        self.faults: list[list] = []  # [marker, kind, remaining]
+        self.in_flight = self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_port}/v1"
+
+    def add_fault(self, markers: str | tuple[str, ...], kind: str, times: int = 1) -> None:
+        assert kind in FAULTS, kind
+        self.faults.append([(markers,) if isinstance(markers, str) else markers, kind, times])
+
+    def __enter__(self) -> "ChatServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _take_fault(self, content: str) -> str | None:
+        with self._lock:
+            for fault in self.faults:
+                if fault[2] > 0 and all(marker in content for marker in fault[0]):
+                    fault[2] -= 1
+                    return fault[1]
+        return None
+
+    def _handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # keep test output quiet
+                pass
+
+            def _send(self, status: int, body: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server._lock:
+                    server.requests.append(body)
+                    server.authorizations.append(self.headers.get("Authorization", ""))
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    self._answer(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout fault)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _answer(self, body: dict) -> None:
+                if not self.path.endswith("/chat/completions"):
+                    return self._send(404, b'{"error": {"message": "not found"}}')
+                fault = server._take_fault(body["messages"][-1]["content"])
+                if server.delay_s:
+                    time.sleep(server.delay_s)
+                if fault == "timeout":
+                    time.sleep(server.timeout_s)
+                elif fault in ("500", "503", "429"):
+                    return self._send(int(fault), json.dumps({"error": {"message": f"injected {fault}"}}).encode())
+                elif fault == "401":
+                    key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                    return self._send(401, json.dumps({"error": {"message": f"Incorrect API key provided: {key}"}}).encode())
+                elif fault == "malformed":
+                    return self._send(200, b'{"id": "x", "choices": [ this is not json')
+                elif fault == "no_choices":
+                    return self._send(200, json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": REPORTED_MODEL, "choices": []}).encode())
+                content = server.reply(body["messages"])
+                reply = {
+                    "id": "chatcmpl-test",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": REPORTED_MODEL,
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                }
+                self._send(200, json.dumps(reply, ensure_ascii=False).encode("utf-8"))
+
+        return Handler
+
+
+def scripted_replies(path) -> Callable[[list[dict]], str]:
+    """A ``reply`` function from a JSON file ``{"replies": [{"all": [str, ...], "reply": str}, ...]}``: the
+    first entry whose strings all occur in the last message; an unscripted request is an error reply."""
+    entries = json.loads(Path(path).read_text(encoding="utf-8"))["replies"]
+
+    def reply(messages: list[dict]) -> str:
+        text = messages[-1]["content"]
+        for entry in entries:
+            if all(marker in text for marker in entry["all"]):
+                return entry["reply"]
+        raise AssertionError(f"unscripted judge request: {text[:200]!r}")
+
+    return reply

@@ -1,0 +1,148 @@
+"""The judged MCGA tasks through the real lmms-eval CLI, with the judge pointed at a local chat-completions
+server (tests/chat_server.py) that answers with scripted replies (fixtures/official_runner_rows/judge_replies.json).
+
+The expected numbers are the official scorer's own for the same outputs and replies (expected_official.json).
+Flow, as a user runs it: generate once with ``--predict_only``, then score the logged samples with ``replay``
+and the judge; score again (zero judge calls); score with injected faults (failures counted, not zeros).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from tests.chat_server import REPORTED_MODEL, ChatServer, scripted_replies
+from tests.conftest import FIXTURES
+from tests.test_cli_end_to_end import lmms_eval
+
+pytestmark = pytest.mark.cli
+ROWS = FIXTURES / "official_runner_rows"
+EXPECTED = json.loads((ROWS / "expected_official.json").read_text(encoding="utf-8"))
+KEY = "sk-test-SECRET-0123456789"
+SIX = ["mcga_asr", "mcga_s2tt", "mcga_sec", "mcga_sqa", "mcga_sr", "mcga_su"]
+
+
+def judge_env(env: dict, server: ChatServer, cache) -> dict:
+    return {
+        **env,
+        "DEEPSEEK_API_KEY": KEY,
+        "AUDIO_JUDGE_BASE_URL": server.url,
+        "AUDIO_JUDGE_CACHE": str(cache),
+        "AUDIO_JUDGE_TIMEOUT": "1",
+        "AUDIO_JUDGE_RETRY_WAIT": "0.05",
+        "AUDIO_JUDGE_CONCURRENCY": "4",
+    }
+
+
+def assert_official_judged_numbers(r: dict) -> None:
+    for metric in ("llm_bf", "llm_bm", "llm_bs", "llm_b"):
+        assert r["mcga_s2tt"][f"{metric},none"] == pytest.approx(EXPECTED[f"s2tt_{metric}"], abs=1e-9)
+    for metric in ("sec_p", "sec_g", "sec_s"):
+        assert r["mcga_sec"][f"{metric},none"] == pytest.approx(EXPECTED[metric], abs=1e-9)
+    assert r["mcga_sec"]["llm_c,none"] == pytest.approx(EXPECTED["sec_llm_c"], abs=1e-9)
+    assert r["mcga_sec"]["cer_sentences,none"] == pytest.approx(EXPECTED["sec_cer_sentences"], abs=1e-9)
+
+
+def assert_key_absent(folder, log: str) -> None:
+    assert KEY not in log
+    for path in folder.rglob("*"):
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path
+
+
+def test_predict_then_judge_then_rescore_from_cache(lmms_eval_cli, offline_env, tmp_path):
+    # Phase 1: the "model" run, no judge, --predict_only (replay stands in for a real model).
+    predicted = tmp_path / "predicted"
+    _, log = lmms_eval(lmms_eval_cli, offline_env, predicted, "mcga", "replay", f"predictions={ROWS}", "--predict_only")
+    assert sorted(p.name.split("_samples_")[1] for p in predicted.rglob("*_samples_*.jsonl")) == [f"{t}.jsonl" for t in SIX]
+
+    with ChatServer(scripted_replies(ROWS / "judge_replies.json")) as server:
+        env = judge_env(offline_env, server, tmp_path / "judge.sqlite3")
+        # Phase 2: score the logged samples, judge on.
+        scored = tmp_path / "scored"
+        results, log2 = lmms_eval(lmms_eval_cli, env, scored, "mcga", "replay", f"predictions={predicted}")
+        assert sorted(results["group_subtasks"]["mcga"]) == SIX
+        r = results["results"]
+        assert_official_judged_numbers(r)
+        assert r["mcga_asr"]["cer_official,none"] == pytest.approx(EXPECTED["asr_cer_total"], abs=1e-9)
+        assert r["mcga_s2tt"]["judge_failed,none"] == 0 and r["mcga_sec"]["judge_failed,none"] == 0
+        provenance = r["mcga_s2tt"]["judge,none"]
+        assert provenance["judge_models_reported"] == {REPORTED_MODEL: 9}
+        assert (provenance["cache_hits"], provenance["cache_misses"], provenance["api_calls"]) == (0, 9, 9)
+        assert provenance["per_metric"]["llm_bf"] == {"judged": 3, "failed": 0, "failed_items": []}
+        assert set(provenance["prompt_sha256_16"]) == {"beauty_of_form", "beauty_of_meaning", "beauty_of_sound"}
+        assert provenance["judge_model_requested"] == "deepseek-chat" and provenance["temperature"] == 0.0
+        assert isinstance(r["mcga_s2tt"]["chrf_pp,none"], float) and isinstance(r["mcga_s2tt"]["bleu,none"], float)
+        assert len(server.requests) == 18
+        assert {request["max_tokens"] for request in server.requests if "beauty" in request["messages"][-1]["content"]} == {10}
+
+        # Phase 3: the same scoring again is served from the cache: no judge call, same numbers.
+        again, log3 = lmms_eval(lmms_eval_cli, env, tmp_path / "again", "mcga_s2tt,mcga_sec", "replay", f"predictions={predicted}")
+        assert len(server.requests) == 18
+        assert_official_judged_numbers(again["results"])
+        assert again["results"]["mcga_sec"]["judge,none"]["cache_hits"] == 9
+        assert again["results"]["mcga_sec"]["judge,none"]["api_calls"] == 0
+    for folder, text in ((scored, log2), (tmp_path / "again", log3)):
+        assert_key_absent(folder, text)
+
+
+def test_fault_injected_run_reports_failed_items_instead_of_zeros(lmms_eval_cli, offline_env, tmp_path):
+    with ChatServer(scripted_replies(ROWS / "judge_replies.json"), timeout_s=2.5) as server:
+        # Recovered by retries: a 500, a 429 and a timeout on S2TT calls.
+        server.add_fault(("structure, including the alignment", "床前明月光"), "500")
+        server.add_fault(("beauty of meaning", "关关雎鸠"), "429")
+        server.add_fault(("beauty of sound", "枯藤老树"), "timeout")
+        # Not recovered: SEC-P of sec_02 fails every attempt, SEC-G of sec_01 is malformed JSON.
+        server.add_fault(("语音画像一致性审核", "女声，老年"), "503", times=10)
+        server.add_fault(("整体情感色彩分析", "客居他乡"), "malformed")
+        out = tmp_path / "faulty"
+        results, log = lmms_eval(
+            lmms_eval_cli, judge_env(offline_env, server, tmp_path / "judge.sqlite3"), out, "mcga_s2tt,mcga_sec", "replay", f"predictions={ROWS}"
+        )
+        calls = len(server.requests)
+    r = results["results"]
+    # S2TT: every fault was retried away, so the official numbers stand.
+    assert r["mcga_s2tt"]["llm_b,none"] == pytest.approx(EXPECTED["s2tt_llm_b"], abs=1e-9)
+    assert r["mcga_s2tt"]["judge_failed,none"] == 0
+    # SEC: P over sec_01 (2) and sec_03 (1) = 1.5; G over sec_02 (2) and sec_03 (0) = 1.0; S unchanged = 2.0.
+    assert r["mcga_sec"]["sec_p,none"] == pytest.approx(1.5) and r["mcga_sec"]["sec_g,none"] == pytest.approx(1.0)
+    assert r["mcga_sec"]["llm_c,none"] == pytest.approx((1.5 + 1.0 + 2.0) * 10)
+    assert r["mcga_sec"]["judge_failed,none"] == 2
+    per_metric = r["mcga_sec"]["judge,none"]["per_metric"]
+    assert (per_metric["sec_p"]["judged"], per_metric["sec_p"]["failed"]) == (2, 1)
+    assert per_metric["sec_p"]["failed_items"][0].startswith("sec_02: InternalServerError")
+    assert per_metric["sec_g"]["failed_items"][0].startswith("sec_01: malformed reply")
+    assert r["mcga_sec"]["judge,none"]["errors"] == {"InternalServerError": 1, "malformed reply": 1}
+    # 18 first tries + 3 recovered retries + 2 more attempts of the SEC-P call that kept failing.
+    assert calls == 23
+    assert_key_absent(out, log)
+
+
+def test_judged_tasks_run_without_a_judge_and_say_why(lmms_eval_cli, offline_env, tmp_path):
+    env = {k: v for k, v in offline_env.items() if k != "DEEPSEEK_API_KEY"}
+    results, _ = lmms_eval(lmms_eval_cli, env, tmp_path / "out", "mcga_s2tt,mcga_sec", "replay", f"predictions={ROWS}")
+    r = results["results"]
+    reason = "not computed: no judge configured (set DEEPSEEK_API_KEY; see README 'LLM judge')"
+    assert r["mcga_s2tt"]["llm_b,none"] == reason and r["mcga_sec"]["llm_c,none"] == reason and r["mcga_sec"]["judge,none"] == reason
+    assert r["mcga_sec"]["cer_sentences,none"] == pytest.approx(EXPECTED["sec_cer_sentences"], abs=1e-9)
+    assert r["mcga_s2tt"]["chrf_pp,none"] > 0
+
+
+def test_samples_from_other_data_are_refused(lmms_eval_cli, offline_env, tmp_path):
+    predicted = tmp_path / "predicted"
+    lmms_eval(lmms_eval_cli, offline_env, predicted, "mcga_sqa", "replay", f"predictions={ROWS}", "--predict_only")
+    [samples_file] = predicted.rglob("*_samples_mcga_sqa.jsonl")
+    rows = [json.loads(line) for line in samples_file.read_text(encoding="utf-8").splitlines()]
+    rows[1]["input"] = rows[1]["input"].replace("作者", "朝代")  # as if made from another question
+    samples_file.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    from tests.test_cli_end_to_end import run_cli
+
+    shutil.rmtree(tmp_path / "out", ignore_errors=True)
+    code, log = run_cli(
+        [lmms_eval_cli, "--tasks", "mcga_sqa", "--model", "replay", "--model_args", f"predictions={predicted}", "--output_path", str(tmp_path / "out"), "--verbosity", "DEBUG"],
+        offline_env,
+        cwd=tmp_path,
+    )
+    assert code != 0 and "the logged sample for mcga_sqa doc_id 1 was made with another prompt" in log
