@@ -1,6 +1,6 @@
 # Two commands for a fresh machine: `make demo` (the main job on the shipped sample) and `make test`.
-# (The demo names the four tasks instead of the group `mcga`: in this folder lmms-eval would read
-# `--tasks mcga` as the folder mcga/, see README.)
+# (The demo names the six MCGA tasks and the three PARSA dimension groups instead of the groups `mcga` and
+# `parsa`: in this folder lmms-eval would read `--tasks mcga` as the folder mcga/, see README.)
 # Both create .venv with the CPU-only install first. Other Python: make PYTHON=python3.12 ...
 # CPU torch from another index: make setup TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu"
 PYTHON ?= python3
@@ -20,9 +20,11 @@ $(VENV)/.installed: pyproject.toml requirements/cpu-constraints.txt
 	touch $@
 
 demo: setup
-	$(OFFLINE) $(BIN)/lmms-eval --tasks mcga_asr,mcga_sqa,mcga_su,mcga_sr --model faster_whisper --model_args language=zh \
-		--output_path out/demo --log_samples --verbosity DEBUG
-	$(BIN)/mcga-report out/demo
+	$(OFFLINE) $(BIN)/lmms-eval --tasks mcga_asr,mcga_s2tt,mcga_sec,mcga_sqa,mcga_su,mcga_sr --model faster_whisper --model_args language=zh \
+		--output_path out/demo/mcga --log_samples --verbosity DEBUG
+	$(BIN)/mcga-report out/demo/mcga
+	$(OFFLINE) $(BIN)/lmms-eval --tasks parsa_speech_understanding,parsa_paralinguistic,parsa_cultural --model faster_whisper --model_args language=fa \
+		--output_path out/demo/parsa --log_samples --verbosity DEBUG
 
 test: setup
 	$(OFFLINE) $(BIN)/python -m pytest -q

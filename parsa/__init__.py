@@ -1,5 +1,7 @@
-"""PARSA-Bench (Persian speech, paralinguistics and culture): prompts, parsers and metrics.
+"""PARSA-Bench (Persian speech, paralinguistics and culture; arXiv 2603.14456): 16 tasks, plain Python.
 
-Not implemented yet (tracked in its own issue); the package exists so the layout matches the design:
-one folder per benchmark here and one under ``lmms_eval_tasks/``.
+Importable without lmms-eval. ``tasks`` (the 16 tasks, settings, decoding), ``prompts`` (``prompts.json``),
+``parsing`` (answers out of model output), ``normalize`` (the Persian normaliser), ``metrics``, ``scoring``
+(``score_response`` / ``metric_names`` / ``aggregate``, used by ``lmms_eval_tasks/parsa/hooks.py``) and ``data``
+(the CSV/parquet/hub loader with its one column mapping, ``column_map.json``).
 """

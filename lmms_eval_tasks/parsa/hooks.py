@@ -1,0 +1,149 @@
+"""lmms-eval hooks for PARSA-Bench (Persian speech, paralinguistics and culture; arXiv 2603.14456).
+
+Tasks ``parsa_<short>`` (zero-shot audio, the paper's main setting) and the setting variants
+``parsa_<short>_text``, ``_audio_ref``, ``_fewshot``, ``_cot`` where ``parsa.tasks.TASKS[short].settings``
+has them. One set of hooks serves every task: ``process_docs`` (``parsa_<name>_docs``, one per YAML, made
+below from the task table) loads the checked canonical documents with :func:`parsa.data.load_task_docs` and tags
+each with its task, setting, few-shot demonstrations and data source; the other hooks read those tags. Prompts
+(:mod:`parsa.prompts`), parsing and metrics (:mod:`parsa.scoring`) live in the ``parsa`` package.
+
+Messages sent to chat models (:func:`parsa_doc_to_messages`; no system turn: the paper's prompts put the role
+sentence in the instruction itself):
+
+- ``audio``, ``cot``, ``audio_ref``: one user turn ``[audio, text]``;
+- ``text``: one user turn ``[text]`` (no audio is sent);
+- ``fewshot``: for each of the k = 2 demonstrations a user turn ``[demo audio, demo text]`` followed by an
+  assistant turn ``[gold answer as JSON]`` (:func:`parsa.prompts.demo_answer_json`), then the query's user turn
+  ``[audio, text]``.
+
+Simple models get :func:`parsa_doc_to_visual` (the audios, in the order above) and :func:`parsa_doc_to_text`
+(few-shot: each demonstration's text and gold JSON, a blank line, then the query text).
+
+Audio is never cut: the paper does not cut recordings (sabk excerpts are four beits and can exceed 30 s), so
+``max_audio_seconds`` is ``null`` in the task template; models that cannot take long audio cut it themselves.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+
+from lmms_eval_tasks.audio import audio_for_model
+from parsa import data, prompts, scoring
+from parsa.tasks import TASKS
+
+TASK_FIELD, SETTING_FIELD, DEMOS_FIELD, SOURCE_FIELD = "parsa_task", "parsa_setting", "parsa_demos_json", "parsa_data_source"
+CANONICAL_FIELDS = ("id", "task", "audio_path", "transcript", "reference", "question", "options")
+SUFFIX = {"audio": "", "text": "_text", "audio_ref": "_audio_ref", "fewshot": "_fewshot", "cot": "_cot"}
+
+
+def lmms_task_name(task: str, setting: str) -> str:
+    """``parsa_<task>`` plus the setting's suffix (``""``, ``_text``, ``_audio_ref``, ``_fewshot``, ``_cot``)."""
+    return f"parsa_{task}{SUFFIX[setting]}"
+
+
+def _load_docs(task: str, setting: str, dataset):
+    """``process_docs``: the checked documents of ``task`` from ``$PARSA_DATA_DIR`` (default the shipped sample,
+    which is also what the YAML's ``data_files`` name), tagged with task, setting, demonstrations and data source.
+
+    The rows lmms-eval loaded through ``data_files`` are replaced, so that one environment variable moves rows
+    and audio together and every row passes the loader's checks.
+    """
+    from datasets import Dataset
+
+    docs = data.load_task_docs(task, setting=setting)
+    demos = data.fewshot_demos(docs) if setting == "fewshot" else {}
+    source = data.data_source()
+    rows = [{**doc, TASK_FIELD: task, SETTING_FIELD: setting, DEMOS_FIELD: json.dumps(demos.get(doc["id"], []), ensure_ascii=False), SOURCE_FIELD: source} for doc in docs]
+    return Dataset.from_list(rows)
+
+
+# One process_docs function per (task, setting), named after the lmms-eval task: parsa_vazn_docs, parsa_vazn_text_docs, ...
+for _task, _spec in TASKS.items():
+    for _setting in _spec.settings:
+        globals()[f"{lmms_task_name(_task, _setting)}_docs"] = partial(_load_docs, _task, _setting)
+
+
+def _canonical(doc: dict) -> dict:
+    return {field: doc[field] for field in CANONICAL_FIELDS}
+
+
+def _demos(doc: dict) -> list[dict]:
+    return json.loads(doc.get(DEMOS_FIELD) or "[]")
+
+
+def _query_setting(doc: dict) -> str:
+    return "audio" if doc[SETTING_FIELD] == "fewshot" else doc[SETTING_FIELD]
+
+
+def _user_text(doc: dict) -> str:
+    return prompts.build_user_text(doc[TASK_FIELD], _canonical(doc), _query_setting(doc))
+
+
+def _max_seconds(kwargs: dict | None) -> float | None:
+    value = (kwargs or {}).get("max_audio_seconds")
+    return None if value is None else float(value)
+
+
+def parsa_doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> str:
+    """Prompt for simple models: the instruction text; few-shot: each demonstration's text and gold JSON first."""
+    parts = [f"{prompts.build_user_text(doc[TASK_FIELD], demo, 'audio')}\n{prompts.demo_answer_json(doc[TASK_FIELD], demo)}" for demo in _demos(doc)]
+    return "\n\n".join([*parts, _user_text(doc)])
+
+
+def parsa_doc_to_visual(doc: dict, lmms_eval_specific_kwargs: dict | None):
+    """``doc_to_visual`` for simple models: the audios in the form ``simple_audio`` (demonstrations first); ``[]`` in text mode."""
+    if doc[SETTING_FIELD] == "text":
+        return []
+    kwargs = lmms_eval_specific_kwargs or {}
+    form, seconds = kwargs.get("simple_audio", "array"), _max_seconds(kwargs)
+    return [audio_for_model(d["audio_path"], form, seconds) for d in _demos(doc)] + [audio_for_model(doc["audio_path"], form, seconds)]
+
+
+def parsa_doc_to_messages(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> list[dict]:
+    """Chat request; the layout per setting is in the module docstring. Audio parts are
+    ``{"type": "audio", "url": ...}`` in the form ``chat_audio`` (``path``, or ``data_uri`` for OpenAI-compatible servers)."""
+    kwargs = lmms_eval_specific_kwargs or {}
+    form, seconds = kwargs.get("chat_audio", "path"), _max_seconds(kwargs)
+    task, messages = doc[TASK_FIELD], []
+    for demo in _demos(doc):
+        messages.append({"role": "user", "content": [{"type": "audio", "url": audio_for_model(demo["audio_path"], form, seconds)},
+                                                     {"type": "text", "text": prompts.build_user_text(task, demo, "audio")}]})  # fmt: skip
+        messages.append({"role": "assistant", "content": [{"type": "text", "text": prompts.demo_answer_json(task, demo)}]})
+    query = [] if doc[SETTING_FIELD] == "text" else [{"type": "audio", "url": audio_for_model(doc["audio_path"], form, seconds)}]
+    messages.append({"role": "user", "content": [*query, {"type": "text", "text": _user_text(doc)}]})
+    return messages
+
+
+def parsa_doc_to_target(doc: dict) -> str:
+    """The gold answer as stored: transcript, translation, canonical label, option number or entity JSON."""
+    return str(doc["reference"])
+
+
+def parsa_process_results(doc: dict, results: list[str]) -> dict:
+    """One scored record per item (:func:`parsa.scoring.score_response`) under every metric of the task, plus
+    the data source. Aggregations run on rank 0 over the records of all ranks."""
+    task = doc[TASK_FIELD]
+    record = scoring.score_response(task, _canonical(doc), results[0] if results else "")
+    return {**{metric: record for metric in scoring.metric_names(task)}, "data_source": doc[SOURCE_FIELD]}
+
+
+# ------------------------------------------------------------------------------------ aggregations
+def _aggregate(metric: str, records: list[dict]):
+    return scoring.aggregate(records[0]["task"], metric, records)
+
+
+def _aggregation_names() -> set[str]:
+    return {metric for task in TASKS for metric in scoring.metric_names(task)}
+
+
+# One aggregation per metric name, parsa_agg_<metric>: a thin call of parsa.scoring.aggregate(task, metric, records).
+for _metric in sorted(_aggregation_names()):
+    _function = partial(_aggregate, _metric)
+    _function.__doc__ = f"``{_metric}`` of one task over the records of all ranks (:func:`parsa.scoring.aggregate`)."
+    globals()[f"parsa_agg_{_metric}"] = _function
+
+
+def parsa_agg_data_source(items: list[str]) -> str:
+    """The data every document came from (:func:`parsa.data.data_source`: sample, local folder, or hub commit)."""
+    return " | ".join(sorted(set(items)))

@@ -1,0 +1,352 @@
+"""PARSA-Bench metrics (paper §4.2, §6.1, Figure 3, Appendix F). All scores are **fractions (0-1)**, as in the
+paper's tables (WER 0.36 = 36 %); WER and CER can exceed 1 (insertions, repetition loops).
+
+==========================  ===========================================================================================
+metric                      definition
+==========================  ===========================================================================================
+macro-F1                    scikit-learn ``f1_score(average="macro")`` with ``labels`` = the union of gold labels and
+                            predicted labels, passed explicitly (§4.2: "macro-averaged F1 over the union of gold and
+                            predicted labels"); a label the model invents is a class with F1 0; ``zero_division=0``.
+macro-F1 strict (ours)      same, with unparseable/refused items kept as wrong predictions of a label outside the
+                            averaged set (their gold class loses recall; no extra class is averaged).
+accuracy                    share of items whose prediction equals the gold (scikit-learn ``accuracy_score``).
+F1-exact (NER)              micro F1 over items of exact (type, span) matches: per item, the predicted and gold
+                            entities are multisets of (type key, normalised span); matches = multiset intersection;
+                            precision = sum matches / sum predicted, recall = sum matches / sum gold.
+WER, CER                    per item, jiwer ``wer``/``cer`` of the normalised reference and hypothesis
+                            (:func:`parsa.normalize.normalize_persian`); reported as mean and median over items.
+WERfix                      mean WER after collapsing immediately repeated n-grams (n <= 30) in the hypothesis.
+repetition loop (Rep.%)     a hypothesis holding some n-gram (1 <= n <= 30) :data:`LOOP_MIN_COPIES` (5) or more
+                            times in immediate succession (a "degenerate repetition loop", §6.1).
+chrF++, BLEU                sacrebleu corpus scores (chrF++ = ``CHRF(word_order=2)``, BLEU defaults: 13a, exp
+                            smoothing), on sacrebleu's 0-100 scale (as everywhere else: "chrF++ 54.3"; the only
+                            PARSA metrics not in fractions, to keep the name's usual meaning); signatures reported.
+COMET                       Unbabel ``unbabel-comet`` system score (0-1) from a local checkpoint, only when the package
+                            is importable and ``PARSA_COMET_MODEL`` points to a checkpoint; never downloaded.
+majority baseline           share of the most frequent gold class (Table 2's chance, "1/|L| when balanced").
+normalised score            (score - b) / (1 - b) (Figure 3).
+bootstrap 95 % CI           percentile interval of the metric over :data:`BOOTSTRAP_RESAMPLES` (1000) resamples of
+                            the items with replacement, numpy ``default_rng(BOOTSTRAP_SEED=0)``.
+==========================  ===========================================================================================
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import jiwer
+import numpy as np
+from sklearn.metrics import accuracy_score, f1_score
+
+from parsa.normalize import label_key, normalize_persian
+
+MAX_REPEAT_NGRAM = 30
+LOOP_MIN_COPIES = 5
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_SEED = 0
+COMET_MODEL_ENV = "PARSA_COMET_MODEL"
+_INVALID = "\x00invalid"
+
+
+# ------------------------------------------------------------------------------------ classification
+def macro_f1(gold: Sequence[str], predicted: Sequence[str]) -> float:
+    """Macro-F1 over the union of gold and predicted labels (paper §4.2).
+
+    Args:
+        gold, predicted: aligned label lists of equal, non-zero length.
+
+    Returns:
+        Mean per-label F1 over ``sorted(set(gold) | set(predicted))``. Example: gold ``[a, a, b]``, predicted
+        ``[a, c, b]``: F1(a) = 2/3, F1(b) = 1, F1(c) = 0 -> 5/9.
+
+    Raises:
+        ValueError: lengths differ or the lists are empty.
+    """
+    _check_aligned(gold, predicted)
+    labels = sorted(set(gold) | set(predicted))
+    return float(f1_score(list(gold), list(predicted), labels=labels, average="macro", zero_division=0))
+
+
+def macro_f1_strict(gold: Sequence[str], predicted: Sequence[str | None]) -> float:
+    """Macro-F1 where ``None`` predictions (excluded or refused items) count as wrong (ours, beside the paper's rule).
+
+    The averaged labels are the union of gold labels and the valid predicted labels; a ``None`` is a prediction of
+    a label outside that set, so it costs its gold class recall and adds no class.
+
+    Raises:
+        ValueError: lengths differ or the lists are empty.
+    """
+    _check_aligned(gold, predicted)
+    labels = sorted(set(gold) | {p for p in predicted if p is not None})
+    filled = [_INVALID if p is None else p for p in predicted]
+    return float(f1_score(list(gold), filled, labels=labels, average="macro", zero_division=0))
+
+
+def accuracy(gold: Sequence, predicted: Sequence) -> float:
+    """Share of positions where ``predicted`` equals ``gold`` (``None`` never equals). Raises ValueError on empty or
+    unequal lists."""
+    _check_aligned(gold, predicted)
+    return float(accuracy_score([str(g) for g in gold], [_INVALID if p is None else str(p) for p in predicted]))
+
+
+def majority_baseline(gold: Sequence) -> float:
+    """Share of the most frequent gold class (Table 2's chance). ``[a, a, b, c]`` -> 0.5. Raises ValueError if empty."""
+    if not gold:
+        raise ValueError("majority baseline of an empty gold list is undefined")
+    return Counter(gold).most_common(1)[0][1] / len(gold)
+
+
+def normalised_score(score: float, baseline: float) -> float:
+    """(score - b) / (1 - b), Figure 3: 0 = majority level, 1 = perfect, negative = below the baseline.
+
+    Raises:
+        ValueError: ``baseline`` is 1 (every gold label is the same class: the score cannot be normalised).
+    """
+    if baseline >= 1:
+        raise ValueError("normalised score is undefined when the majority baseline is 1")
+    return (score - baseline) / (1 - baseline)
+
+
+def _check_aligned(gold: Sequence, predicted: Sequence) -> None:
+    if len(gold) != len(predicted):
+        raise ValueError(f"{len(gold)} gold labels but {len(predicted)} predictions")
+    if not gold:
+        raise ValueError("metric of an empty item list is undefined")
+
+
+# ------------------------------------------------------------------------------------ NER
+def entity_key(entity: dict) -> tuple[str, str]:
+    """Matching key of one ``{"type", "span"}`` entity: (:func:`label_key` of the type, normalised span)."""
+    return label_key(str(entity.get("type", ""))), normalize_persian(str(entity.get("span", "")))
+
+
+def ner_counts(gold: Sequence[dict], predicted: Sequence[dict]) -> tuple[int, int, int]:
+    """``(matches, n_predicted, n_gold)`` for one item: exact (type, span) matches as a multiset intersection.
+
+    Example: gold ``[(date, فردا), (time, ساعت ۷)]``, predicted ``[(date, فردا), (time, ساعت)]`` -> ``(1, 2, 2)``:
+    the partial span ``ساعت`` earns nothing.
+    """
+    gold_keys, predicted_keys = Counter(map(entity_key, gold)), Counter(map(entity_key, predicted))
+    return sum((gold_keys & predicted_keys).values()), sum(predicted_keys.values()), sum(gold_keys.values())
+
+
+def micro_prf(counts: Sequence[tuple[int, int, int]]) -> tuple[float, float, float]:
+    """``(precision, recall, f1)`` from summed ``(matches, n_predicted, n_gold)``; 0 where a denominator is 0.
+
+    Example: counts ``[(1, 2, 2), (0, 0, 1)]`` -> P = 1/2, R = 1/3, F1 = 0.4.
+    """
+    matches = sum(c[0] for c in counts)
+    n_predicted = sum(c[1] for c in counts)
+    n_gold = sum(c[2] for c in counts)
+    precision = matches / n_predicted if n_predicted else 0.0
+    recall = matches / n_gold if n_gold else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+# ------------------------------------------------------------------------------------ ASR
+def word_error_rate(reference: str, hypothesis: str) -> float:
+    """WER of one item after :func:`normalize_persian` on both sides (fraction; > 1 possible).
+
+    Raises:
+        ValueError: the normalised reference is empty (WER undefined).
+    """
+    ref, hyp = _normalised_pair(reference, hypothesis)
+    return float(jiwer.wer(ref, hyp))
+
+
+def character_error_rate(reference: str, hypothesis: str) -> float:
+    """CER of one item after :func:`normalize_persian` on both sides; the single spaces between words count as
+    characters (jiwer ``cer``). Raises ValueError when the normalised reference is empty."""
+    ref, hyp = _normalised_pair(reference, hypothesis)
+    return float(jiwer.cer(ref, hyp))
+
+
+def _normalised_pair(reference: str, hypothesis: str) -> tuple[str, str]:
+    ref = normalize_persian(reference)
+    if not ref:
+        raise ValueError(f"reference {reference!r} is empty after normalisation: WER/CER undefined")
+    return ref, normalize_persian(hypothesis)
+
+
+def collapse_repeats(words: Sequence[str], max_n: int = MAX_REPEAT_NGRAM) -> list[str]:
+    """Collapse immediately repeated n-grams (1 <= n <= ``max_n``) into one copy, until none is left.
+
+    For n = 1, 2, ..., max_n: scanning left to right, whenever ``words[i:i+n] == words[i+n:i+2n]`` the second copy is
+    deleted (and the same position is checked again); the passes repeat until a full pass changes nothing.
+    ``a b a b a b c`` -> ``a b c``; ``x x y`` -> ``x y``.
+    """
+    out = list(words)
+    changed = True
+    while changed:
+        changed = False
+        for n in range(1, max_n + 1):
+            i = 0
+            while i + 2 * n <= len(out):
+                if out[i:i + n] == out[i + n:i + 2 * n]:
+                    del out[i + n:i + 2 * n]
+                    changed = True
+                else:
+                    i += 1
+    return out
+
+
+def longest_immediate_repeat(words: Sequence[str], max_n: int = MAX_REPEAT_NGRAM) -> int:
+    """The largest number of consecutive copies of any n-gram (1 <= n <= ``max_n``) in ``words``; 1 if none repeats."""
+    best = 1
+    for n in range(1, min(max_n, len(words) // 2) + 1):
+        for start in range(n):  # each phase of the n-gram grid
+            copies = 1
+            for i in range(start + n, len(words) - n + 1, n):
+                if words[i:i + n] == words[i - n:i]:
+                    copies += 1
+                    best = max(best, copies)
+                else:
+                    copies = 1
+    return best
+
+
+def is_repetition_loop(hypothesis: str) -> bool:
+    """True if the normalised hypothesis holds an n-gram (n <= 30) repeated :data:`LOOP_MIN_COPIES` (5) or more times
+    in immediate succession: the "degenerate repetition loop" of §6.1 (our threshold; the paper gives none)."""
+    return longest_immediate_repeat(normalize_persian(hypothesis).split()) >= LOOP_MIN_COPIES
+
+
+def wer_after_collapse(reference: str, hypothesis: str) -> float:
+    """WER of one item with the hypothesis's immediately repeated n-grams collapsed (the paper's WERfix, per item)."""
+    ref, hyp = _normalised_pair(reference, hypothesis)
+    return float(jiwer.wer(ref, " ".join(collapse_repeats(hyp.split()))))
+
+
+# ------------------------------------------------------------------------------------ translation
+def _sacrebleu():
+    import sacrebleu
+
+    return sacrebleu
+
+
+def chrf_pp(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """Corpus chrF++ (sacrebleu ``CHRF(word_order=2)``), 0-100. Raises ValueError on empty/unequal lists."""
+    _check_aligned(references, hypotheses)
+    return _sacrebleu().CHRF(word_order=2).corpus_score(list(hypotheses), [list(references)]).score
+
+
+def bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """Corpus BLEU (sacrebleu defaults), 0-100. Raises ValueError on empty/unequal lists."""
+    _check_aligned(references, hypotheses)
+    return _sacrebleu().BLEU().corpus_score(list(hypotheses), [list(references)]).score
+
+
+def chrf_pp_bootstrap_ci(hypotheses: Sequence[str], references: Sequence[str], n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> list[float]:
+    """95 % percentile bootstrap interval ``[low, high]`` of corpus chrF++ (0-100), resampling sentences.
+
+    Same resampling as :func:`bootstrap_ci` (same seed, same index draws), computed the way sacrebleu's own
+    paired-bootstrap test does it: per-sentence chrF statistics are extracted once and summed per resample
+    (``_extract_corpus_statistics`` / ``_compute_score_from_stats``, sacrebleu's significance module), which gives
+    exactly the corpus chrF++ of each resample at a fraction of the cost.
+
+    Raises:
+        ValueError: empty or unequal lists.
+    """
+    _check_aligned(references, hypotheses)
+    metric = _sacrebleu().CHRF(word_order=2)
+    stats = np.array(metric._extract_corpus_statistics(list(hypotheses), [list(references)]))
+    values = [metric._compute_score_from_stats(stats[indices].sum(0)).score for indices in _bootstrap_indices(len(stats), n_resamples, seed)]
+    return _percentile_interval(values)
+
+
+def sacrebleu_signatures() -> dict[str, str]:
+    """``{"chrf_pp": "nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no|version:2.6.0", "bleu": "nrefs:1|case:mixed|
+    eff:no|tok:13a|smooth:exp|version:2.6.0"}`` (sacrebleu fills the signature in after scoring, so a one-sentence
+    corpus is scored first)."""
+    sacrebleu = _sacrebleu()
+    signatures = {}
+    for name, metric in (("chrf_pp", sacrebleu.CHRF(word_order=2)), ("bleu", sacrebleu.BLEU())):
+        metric.corpus_score(["a"], [["a"]])
+        signatures[name] = str(metric.get_signature())
+    return signatures
+
+
+def comet_unavailable_reason() -> str | None:
+    """Why COMET cannot be computed here (``None`` when it can): ``unbabel-comet`` not importable, or
+    ``PARSA_COMET_MODEL`` unset or not an existing checkpoint file."""
+    try:
+        import comet  # noqa: F401
+    except ImportError:
+        return "unbabel-comet is not installed here; score the logged samples in a COMET venv with `python -m parsa.comet_offline` (README 'COMET')"
+    path = os.environ.get(COMET_MODEL_ENV, "")
+    if not path:
+        return f"{COMET_MODEL_ENV} is not set (path to a local COMET checkpoint, e.g. wmt22-comet-da/checkpoints/model.ckpt)"
+    if not Path(path).is_file():
+        return f"{COMET_MODEL_ENV}={path} is not an existing checkpoint file"
+    return None
+
+
+def comet_score(sources: Sequence[str], hypotheses: Sequence[str], references: Sequence[str]) -> float | str:
+    """COMET system score (0-1) of raw (unnormalised) source/hypothesis/reference triples, or the string
+    ``"not computed: <reason>"`` when :func:`comet_unavailable_reason` gives one. Uses one GPU if torch sees one.
+
+    Raises:
+        ValueError: empty or unequal lists.
+    """
+    _check_aligned(references, hypotheses)
+    _check_aligned(references, sources)
+    reason = comet_unavailable_reason()
+    if reason:
+        return f"not computed: {reason}"
+    import torch
+    from comet import load_from_checkpoint
+
+    model = load_from_checkpoint(os.environ[COMET_MODEL_ENV])
+    data = [{"src": s, "mt": h, "ref": r} for s, h, r in zip(sources, hypotheses, references)]
+    output = model.predict(data, batch_size=16, gpus=1 if torch.cuda.is_available() else 0, progress_bar=False)
+    return float(output.system_score)
+
+
+def comet_signature() -> str:
+    """``comet:<checkpoint path>(unbabel-comet-<version>)`` or ``comet:not-computed``."""
+    if comet_unavailable_reason():
+        return "comet:not-computed"
+    return f"comet:{os.environ[COMET_MODEL_ENV]}(unbabel-comet-{package_version('unbabel-comet')})"
+
+
+# ------------------------------------------------------------------------------------ bootstrap
+def bootstrap_ci(items: Sequence, statistic: Callable[[list], float], n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> list[float]:
+    """Percentile 95 % bootstrap interval ``[low, high]`` of ``statistic`` over ``items`` (Appendix F).
+
+    Draws ``n_resamples`` samples of ``len(items)`` items with replacement using ``numpy.random.default_rng(seed)``
+    and returns the 2.5th and 97.5th percentiles (numpy's default linear interpolation) of the statistic. The same
+    items, statistic and seed always give the same interval.
+
+    Raises:
+        ValueError: ``items`` is empty.
+    """
+    if not items:
+        raise ValueError("bootstrap interval of an empty item list is undefined")
+    values = [statistic([items[i] for i in indices]) for indices in _bootstrap_indices(len(items), n_resamples, seed)]
+    return _percentile_interval(values)
+
+
+def _bootstrap_indices(n_items: int, n_resamples: int, seed: int):
+    if n_items == 0:
+        raise ValueError("bootstrap interval of an empty item list is undefined")
+    rng = np.random.default_rng(seed)
+    for _ in range(n_resamples):
+        yield rng.integers(0, n_items, size=n_items)
+
+
+def _percentile_interval(values: Sequence[float]) -> list[float]:
+    low, high = np.percentile(values, [2.5, 97.5])
+    return [float(low), float(high)]
+
+
+def package_version(name: str) -> str:
+    """Installed version of a distribution, or ``"not-installed"``."""
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "not-installed"

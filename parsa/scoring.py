@@ -1,0 +1,398 @@
+"""Per-item scoring and per-task aggregation of PARSA-Bench (the API the lmms-eval hooks call).
+
+:func:`score_response` turns one (document, model response) pair into a JSON-serialisable record;
+:func:`metric_names` lists the metrics a task reports; :func:`aggregate` computes one metric from the records.
+
+The paper's rule (§4.2): items with no valid answer, refusals included, are **excluded** from the scored set and
+the number scored is reported. Every task therefore reports ``scored``, ``excluded`` (unparseable or invalid
+answers) and ``refused`` (refusals: for ASR and En->Fa translation a hypothesis with no Persian script; elsewhere an
+invalid response with an apology/inability phrase) as counts with ``scored + excluded + refused`` = all items, and
+``json_fallback`` (answers read from a response with no JSON object). Beside each paper-rule headline a ``*_strict``
+figure counts the excluded and refused items as wrong (ours).
+
+Metrics by task kind (fractions 0-1 unless a count; chrF++ and BLEU on sacrebleu's 0-100 scale):
+
+- ``asr``: ``wer_median`` (headline, Table 2), ``wer_mean``, ``cer_mean`` (Table 3), ``wer_mean_strict`` (refused
+  items at WER 1, the WER of an empty hypothesis), ``wer_fix`` (Table 3 WERfix), ``repetition_rate`` (Rep.%: share
+  of scored items that are repetition loops), ``refusal_rate`` (Ref.%: refused / all items), ``wer_median_ci95``,
+  ``wer_mean_ci95``.
+- ``translation``: ``comet`` (headline; a ``"not computed: ..."`` string unless configured), ``chrf_pp``, ``bleu``,
+  ``chrf_pp_strict`` (non-scored items as empty hypotheses), ``chrf_pp_ci95``, ``refusal_rate``.
+- ``classification``: ``macro_f1`` (headline), ``macro_f1_strict``, ``accuracy``, ``accuracy_strict``,
+  ``macro_f1_ci95``, ``majority_baseline``, ``normalised_score``.
+- ``multiple_choice``: ``accuracy`` (headline), ``accuracy_strict``, ``accuracy_ci95``, ``majority_baseline``,
+  ``normalised_score``; vazn and sabk (one fixed option set) also ``macro_f1`` over option texts (§6.6).
+- ``ner``: ``f1_exact`` (headline), ``precision_exact``, ``recall_exact``, ``f1_exact_strict`` (non-scored items
+  predict no entity), ``f1_exact_ci95``.
+- every task: ``scored``, ``excluded``, ``refused``, ``json_fallback``, ``signature``.
+
+Baselines: ``majority`` = share of the most frequent gold class over **all** evaluated items (model-independent,
+as Table 2's one chance column); ``uniform`` = 1/n_options (MCQA, RC, music). ``normalised_score`` =
+(headline - b) / (1 - b) with the paper-rule headline. Confidence intervals: bootstrap over the scored items
+(:func:`parsa.metrics.bootstrap_ci`, 1000 resamples, seed 0), returned as ``[low, high]``.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Callable
+
+from parsa import metrics
+from parsa.normalize import normalize_persian, normalizer_signature
+from parsa.parsing import ParsedAnswer, parse_response
+from parsa.tasks import get_task
+
+SCORING_VERSION = "1"
+STATUSES = ("scored", "excluded", "refused")
+
+_COUNTS = ["scored", "excluded", "refused", "json_fallback", "signature"]
+_METRICS_BY_KIND = {
+    "asr": ["wer_median", "wer_mean", "cer_mean", "wer_mean_strict", "wer_fix", "repetition_rate", "refusal_rate", "wer_median_ci95", "wer_mean_ci95"],
+    "translation": ["comet", "chrf_pp", "bleu", "chrf_pp_strict", "chrf_pp_ci95", "refusal_rate"],
+    "classification": ["macro_f1", "macro_f1_strict", "accuracy", "accuracy_strict", "macro_f1_ci95", "majority_baseline", "normalised_score"],
+    "multiple_choice": ["accuracy", "accuracy_strict", "accuracy_ci95", "majority_baseline", "normalised_score"],
+    "ner": ["f1_exact", "precision_exact", "recall_exact", "f1_exact_strict", "f1_exact_ci95"],
+}
+
+_RULES = {
+    "asr": f"hyp=json[transcription]|raw;refusal=no-persian-script;wer,cer=jiwer-per-item(mean,median);loop=ngram<={metrics.MAX_REPEAT_NGRAM}x>={metrics.LOOP_MIN_COPIES};werfix=collapse-repeats;strict=refused-as-wer1",
+    "translation": "hyp=json[translation]|raw;refusal(fa)=no-persian-script;chrf++,bleu=sacrebleu-corpus(0-100);comet=local-checkpoint;strict=non-scored-as-empty",
+    "classification": "label=key|alias;macro_f1=sklearn-macro(labels=gold|pred,zero_division=0);non-scored-excluded;strict=invalid-as-wrong;baseline=majority-gold-all-items",
+    "multiple_choice": "option=int|number-string|option-text;accuracy;non-scored-excluded;strict=invalid-as-wrong;baseline=majority-option-text(fixed)|1/n",
+    "ner": "entities=[{type,span}];match=exact(type-key,normalised-span),multiset;micro-f1-over-items;strict=non-scored-predict-nothing",
+}
+
+
+# ------------------------------------------------------------------------------------ per item
+def score_response(task: str, doc: dict, response: str | None) -> dict:
+    """The per-item record of one response (JSON-serialisable).
+
+    Args:
+        task: short task name.
+        doc: the canonical document (``id``, ``reference``, ``transcript``, ``options``).
+        response: the raw model output.
+
+    Returns:
+        ``{"task", "id", "status" ("scored"|"excluded"|"refused"), "reason", "json_fallback", "prediction", "gold",
+        "raw_answer", ...}`` plus per kind: classification/MC ``correct`` (bool or ``None``); MC ``gold_option``,
+        ``predicted_option`` (texts); ASR ``wer``, ``cer``, ``wer_fix``, ``repetition_loop`` (``None`` unless
+        scored); translation ``source``; NER ``matches``, ``n_predicted``, ``n_gold``, ``skipped_entities``.
+
+    Raises:
+        KeyError: unknown task.
+        ValueError: the document's gold answer is invalid for the task (the message names task and id).
+    """
+    spec = get_task(task)
+    parsed = parse_response(task, doc, response)
+    record = {
+        "task": task,
+        "id": str(doc.get("id", "")),
+        "status": parsed.status,
+        "reason": parsed.reason,
+        "json_fallback": parsed.json_fallback,
+        "prediction": parsed.value,
+        "raw_answer": _jsonable(parsed.raw_value),
+    }
+    record.update(_KIND_FIELDS[spec.kind](task, doc, parsed))
+    return record
+
+
+def _jsonable(value: object) -> object:
+    try:
+        json.dumps(value, ensure_ascii=False)
+        return value
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _bad_gold(task: str, doc: dict, what: str) -> ValueError:
+    return ValueError(f"PARSA {task} item {doc.get('id')!r}: {what}")
+
+
+def _asr_fields(task: str, doc: dict, parsed: ParsedAnswer) -> dict:
+    gold = str(doc.get("reference") or doc.get("transcript") or "")
+    if not normalize_persian(gold):
+        raise _bad_gold(task, doc, "empty reference transcript (WER is undefined)")
+    fields = {"gold": gold, "wer": None, "cer": None, "wer_fix": None, "repetition_loop": None}
+    if parsed.status == "scored":
+        hypothesis = str(parsed.value)
+        fields.update(
+            wer=metrics.word_error_rate(gold, hypothesis),
+            cer=metrics.character_error_rate(gold, hypothesis),
+            wer_fix=metrics.wer_after_collapse(gold, hypothesis),
+            repetition_loop=metrics.is_repetition_loop(hypothesis),
+        )
+    return fields
+
+
+def _translation_fields(task: str, doc: dict, parsed: ParsedAnswer) -> dict:
+    gold = str(doc.get("reference") or "")
+    if not gold.strip():
+        raise _bad_gold(task, doc, "empty reference translation")
+    return {"gold": gold, "source": str(doc.get("transcript") or "")}
+
+
+def _classification_fields(task: str, doc: dict, parsed: ParsedAnswer) -> dict:
+    gold = str(doc.get("reference") or "")
+    labels = get_task(task).labels
+    if gold not in labels:
+        raise _bad_gold(task, doc, f"gold label {gold!r} is not one of {', '.join(labels)}")
+    return {"gold": gold, "correct": (parsed.value == gold) if parsed.status == "scored" else None}
+
+
+def _multiple_choice_fields(task: str, doc: dict, parsed: ParsedAnswer) -> dict:
+    options = [str(o) for o in (doc.get("options") or [])]
+    n_options = get_task(task).n_options
+    if len(options) != n_options:
+        raise _bad_gold(task, doc, f"{n_options} options expected, got {len(options)}")
+    reference = str(doc.get("reference") or "").strip()
+    if not reference.isdigit() or not 1 <= int(reference) <= n_options:
+        raise _bad_gold(task, doc, f"reference {reference!r} is not an option number 1..{n_options}")
+    gold = int(reference)
+    scored = parsed.status == "scored"
+    return {
+        "gold": gold,
+        "correct": (parsed.value == gold) if scored else None,
+        "gold_option": options[gold - 1],
+        "predicted_option": options[parsed.value - 1] if scored else None,
+    }
+
+
+def _ner_fields(task: str, doc: dict, parsed: ParsedAnswer) -> dict:
+    try:
+        gold = json.loads(doc.get("reference") or "[]")
+    except json.JSONDecodeError as error:
+        raise _bad_gold(task, doc, f"reference is not a JSON list of entities ({error})") from None
+    if not isinstance(gold, list) or not all(isinstance(e, dict) and e.get("type") and e.get("span") for e in gold):
+        raise _bad_gold(task, doc, 'reference must be a JSON list of {"type": ..., "span": ...} objects')
+    predicted = parsed.value if parsed.status == "scored" else []
+    matches, n_predicted, n_gold = metrics.ner_counts(gold, predicted)
+    return {"gold": gold, "matches": matches, "n_predicted": n_predicted, "n_gold": n_gold, "skipped_entities": parsed.skipped_entities}
+
+
+_KIND_FIELDS: dict[str, Callable[[str, dict, ParsedAnswer], dict]] = {
+    "asr": _asr_fields,
+    "translation": _translation_fields,
+    "classification": _classification_fields,
+    "multiple_choice": _multiple_choice_fields,
+    "ner": _ner_fields,
+}
+
+
+# ------------------------------------------------------------------------------------ metric list
+def metric_names(task: str) -> list[str]:
+    """The metric names ``task`` reports (each a valid lmms-eval metric key), headline first.
+
+    Raises:
+        KeyError: unknown task.
+    """
+    spec = get_task(task)
+    names = list(_METRICS_BY_KIND[spec.kind])
+    if spec.kind == "multiple_choice" and spec.fixed_options:
+        names.insert(1, "macro_f1")
+    return names + _COUNTS
+
+
+# ------------------------------------------------------------------------------------ aggregation
+def aggregate(task: str, metric: str, records: list[dict]) -> float | int | str | list:
+    """One metric of ``task`` over the per-item records of :func:`score_response`.
+
+    Returns:
+        A number (fraction or count), ``[low, high]`` for ``*_ci95``, the signature string, or
+        ``"not computed: <reason>"`` when the metric is undefined for these records (no scored items, COMET not
+        configured, a baseline of 1).
+
+    Raises:
+        KeyError: unknown task, or ``metric`` is not in :func:`metric_names` of the task.
+        ValueError: a record belongs to another task or has an unknown status.
+    """
+    if metric not in metric_names(task):
+        raise KeyError(f"PARSA task {task!r} has no metric {metric!r}; its metrics: {', '.join(metric_names(task))}")
+    _check_records(task, records)
+    if metric in ("scored", "excluded", "refused"):
+        return sum(1 for r in records if r["status"] == metric)
+    if metric == "json_fallback":
+        return sum(1 for r in records if r.get("json_fallback"))
+    if metric == "signature":
+        return task_signature(task)
+    if not records:
+        return "not computed: no items"
+    scored = [r for r in records if r["status"] == "scored"]
+    function = _AGGREGATORS[metric]
+    if metric not in _NEEDS_NO_SCORED and not scored:
+        counts = {s: sum(1 for r in records if r["status"] == s) for s in STATUSES}
+        return f"not computed: no scored items ({counts['excluded']} excluded, {counts['refused']} refused of {len(records)})"
+    try:
+        return function(task, records, scored)
+    except ValueError as error:
+        return f"not computed: {error}"
+
+
+def _check_records(task: str, records: list[dict]) -> None:
+    for record in records:
+        if record.get("task") != task:
+            raise ValueError(f"record {record.get('id')!r} belongs to task {record.get('task')!r}, not {task!r}")
+        if record.get("status") not in STATUSES:
+            raise ValueError(f"record {record.get('id')!r} of task {task!r} has unknown status {record.get('status')!r}")
+
+
+# ASR
+def _wer_values(scored: list[dict]) -> list[float]:
+    return [r["wer"] for r in scored]
+
+
+def _agg_wer_median(task, records, scored):
+    return float(statistics.median(_wer_values(scored)))
+
+
+def _agg_wer_mean(task, records, scored):
+    return float(statistics.fmean(_wer_values(scored)))
+
+
+def _agg_cer_mean(task, records, scored):
+    return float(statistics.fmean(r["cer"] for r in scored))
+
+
+def _agg_wer_mean_strict(task, records, scored):
+    return float(statistics.fmean(r["wer"] if r["status"] == "scored" else 1.0 for r in records))
+
+
+def _agg_wer_fix(task, records, scored):
+    return float(statistics.fmean(r["wer_fix"] for r in scored))
+
+
+def _agg_repetition_rate(task, records, scored):
+    return sum(1 for r in scored if r["repetition_loop"]) / len(scored)
+
+
+def _agg_refusal_rate(task, records, scored):
+    return sum(1 for r in records if r["status"] == "refused") / len(records)
+
+
+def _agg_wer_median_ci95(task, records, scored):
+    return metrics.bootstrap_ci(_wer_values(scored), statistics.median)
+
+
+def _agg_wer_mean_ci95(task, records, scored):
+    return metrics.bootstrap_ci(_wer_values(scored), statistics.fmean)
+
+
+# translation
+def _agg_comet(task, records, scored):
+    return metrics.comet_score([r["source"] for r in scored], [r["prediction"] for r in scored], [r["gold"] for r in scored])
+
+
+def _agg_chrf_pp(task, records, scored):
+    return metrics.chrf_pp([r["prediction"] for r in scored], [r["gold"] for r in scored])
+
+
+def _agg_bleu(task, records, scored):
+    return metrics.bleu([r["prediction"] for r in scored], [r["gold"] for r in scored])
+
+
+def _agg_chrf_pp_strict(task, records, scored):
+    return metrics.chrf_pp([r["prediction"] if r["status"] == "scored" else "" for r in records], [r["gold"] for r in records])
+
+
+def _agg_chrf_pp_ci95(task, records, scored):
+    return metrics.chrf_pp_bootstrap_ci([r["prediction"] for r in scored], [r["gold"] for r in scored])
+
+
+# classification and multiple choice
+def _classes(task: str, record: dict, key: str) -> object:
+    """The class of a record for F1 and baselines: the label, or for fixed-option MC the normalised option text."""
+    if get_task(task).kind == "multiple_choice":
+        text = record["gold_option"] if key == "gold" else record["predicted_option"]
+        return None if text is None else normalize_persian(text)
+    return record[key]
+
+
+def _agg_macro_f1(task, records, scored):
+    return metrics.macro_f1([_classes(task, r, "gold") for r in scored], [_classes(task, r, "prediction") for r in scored])
+
+
+def _agg_macro_f1_strict(task, records, scored):
+    predicted = [r["prediction"] if r["status"] == "scored" else None for r in records]
+    return metrics.macro_f1_strict([r["gold"] for r in records], predicted)
+
+
+def _agg_accuracy(task, records, scored):
+    return metrics.accuracy([r["gold"] for r in scored], [r["prediction"] for r in scored])
+
+
+def _agg_accuracy_strict(task, records, scored):
+    return metrics.accuracy([r["gold"] for r in records], [r["prediction"] if r["status"] == "scored" else None for r in records])
+
+
+def _agg_macro_f1_ci95(task, records, scored):
+    return metrics.bootstrap_ci(scored, lambda sample: _agg_macro_f1(task, sample, sample))
+
+
+def _agg_accuracy_ci95(task, records, scored):
+    return metrics.bootstrap_ci([1.0 if r["correct"] else 0.0 for r in scored], statistics.fmean)
+
+
+def _agg_majority_baseline(task, records, scored):
+    spec = get_task(task)
+    if spec.baseline == "uniform":
+        return 1 / spec.n_options
+    return metrics.majority_baseline([_classes(task, r, "gold") for r in records])
+
+
+def _agg_normalised_score(task, records, scored):
+    spec = get_task(task)
+    headline = _agg_macro_f1(task, records, scored) if spec.kind == "classification" else _agg_accuracy(task, records, scored)
+    return metrics.normalised_score(headline, _agg_majority_baseline(task, records, scored))
+
+
+# NER
+def _ner_prf(records: list[dict]) -> tuple[float, float, float]:
+    return metrics.micro_prf([(r["matches"], r["n_predicted"], r["n_gold"]) for r in records])
+
+
+def _agg_f1_exact(task, records, scored):
+    return _ner_prf(scored)[2]
+
+
+def _agg_precision_exact(task, records, scored):
+    return _ner_prf(scored)[0]
+
+
+def _agg_recall_exact(task, records, scored):
+    return _ner_prf(scored)[1]
+
+
+def _agg_f1_exact_strict(task, records, scored):
+    return _ner_prf(records)[2]  # non-scored records carry matches = n_predicted = 0 and their gold count
+
+
+def _agg_f1_exact_ci95(task, records, scored):
+    return metrics.bootstrap_ci(scored, lambda sample: _ner_prf(sample)[2])
+
+
+_AGGREGATORS = {name[len("_agg_"):]: fn for name, fn in globals().items() if name.startswith("_agg_")}
+# Defined even when no item is scored (they read all records).
+_NEEDS_NO_SCORED = {"wer_mean_strict", "refusal_rate", "chrf_pp_strict", "macro_f1_strict", "accuracy_strict", "f1_exact_strict", "majority_baseline"}
+
+
+# ------------------------------------------------------------------------------------ signature
+def task_signature(task: str) -> str:
+    """sacrebleu-style signature of how ``task`` was scored: rules, normaliser, library versions, bootstrap, unit.
+
+    Example (asr): ``parsa-scoring:1|task:asr|hyp=json[transcription]|raw;...|norm:parsa-fa-1(...)|jiwer-4.0.0|
+    scikit-learn-1.9.1|sacrebleu-2.6.0|bootstrap:1000,seed:0,percentile95|unit:fraction``. Translation tasks add
+    the sacrebleu chrF++/BLEU signatures and the COMET checkpoint (or ``comet:not-computed``).
+
+    Raises:
+        KeyError: unknown task.
+    """
+    spec = get_task(task)
+    parts = [f"parsa-scoring:{SCORING_VERSION}", f"task:{task}", _RULES[spec.kind], normalizer_signature()]
+    parts += [f"{name}-{metrics.package_version(name)}" for name in ("jiwer", "scikit-learn", "sacrebleu")]
+    if spec.kind == "translation":
+        parts += [f"{name}:{{{sig}}}" for name, sig in metrics.sacrebleu_signatures().items()]
+        parts.append(metrics.comet_signature())
+    unit = "unit:fraction(chrf_pp,bleu:0-100)" if spec.kind == "translation" else "unit:fraction"
+    parts += [f"bootstrap:{metrics.BOOTSTRAP_RESAMPLES},seed:{metrics.BOOTSTRAP_SEED},percentile95", unit]
+    return "|".join(parts)

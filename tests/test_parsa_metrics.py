@@ -1,0 +1,160 @@
+"""PARSA metrics (parsa.metrics) against hand-computed values."""
+
+import sys
+import types
+
+import pytest
+
+from parsa import metrics
+
+LOOP_REFERENCE = "امروز هوا خیلی خوب است"
+LOOP_HYPOTHESIS = LOOP_REFERENCE + " خیلی خوب است" * 20  # the last three words repeated 20 more times
+
+
+def test_macro_f1_counts_an_invented_label_as_a_zero_class():
+    # gold [a,a,b], pred [a,c,b]; labels {a,b,c}
+    # a: TP=1 FP=0 FN=1 -> P=1, R=1/2, F1=2/3;  b: TP=1 -> F1=1;  c: TP=0 FP=1 -> F1=0
+    # macro = (2/3 + 1 + 0) / 3 = 5/9
+    assert metrics.macro_f1(["a", "a", "b"], ["a", "c", "b"]) == pytest.approx(5 / 9)
+
+
+def test_macro_f1_without_invented_label_averages_gold_classes_only():
+    # gold [a,a,b], pred [a,b,b]: a: P=1 R=1/2 F1=2/3; b: P=1/2 R=1 F1=2/3 -> 2/3
+    assert metrics.macro_f1(["a", "a", "b"], ["a", "b", "b"]) == pytest.approx(2 / 3)
+
+
+def test_strict_macro_f1_costs_recall_without_adding_a_class():
+    # gold [a,a,b], pred [a,None,b]; labels {a,b}: a: P=1 R=1/2 F1=2/3; b: F1=1 -> (2/3+1)/2 = 5/6
+    assert metrics.macro_f1_strict(["a", "a", "b"], ["a", None, "b"]) == pytest.approx(5 / 6)
+
+
+def test_accuracy_and_strict_accuracy():
+    assert metrics.accuracy(["a", "a", "b"], ["a", "c", "b"]) == pytest.approx(2 / 3)
+    assert metrics.accuracy([1, 2, 3, 4], [1, 2, None, 1]) == pytest.approx(0.5)
+
+
+def test_empty_or_unaligned_lists_raise():
+    with pytest.raises(ValueError, match="empty"):
+        metrics.macro_f1([], [])
+    with pytest.raises(ValueError, match="2 gold labels but 1 predictions"):
+        metrics.accuracy(["a", "b"], ["a"])
+
+
+def test_majority_baseline_and_normalised_score():
+    assert metrics.majority_baseline(["a", "a", "b", "c"]) == 0.5
+    # (0.75 - 0.5) / (1 - 0.5) = 0.5 ; (0.25 - 0.5) / 0.5 = -0.5
+    assert metrics.normalised_score(0.75, 0.5) == pytest.approx(0.5)
+    assert metrics.normalised_score(0.25, 0.5) == pytest.approx(-0.5)
+    with pytest.raises(ValueError, match="baseline is 1"):
+        metrics.normalised_score(1.0, 1.0)
+
+
+def test_ner_partial_span_earns_nothing_and_type_case_and_letter_variants_do_not_matter():
+    gold = [{"type": "date", "span": "فردا"}, {"type": "time", "span": "ساعت هفت"}]
+    predicted = [{"type": "Date", "span": "فردا"}, {"type": "time", "span": "ساعت"}]
+    assert metrics.ner_counts(gold, predicted) == (1, 2, 2)
+    # Arabic yeh/kaf in the prediction still match the Persian gold span
+    assert metrics.ner_counts([{"type": "person", "span": "کریمی"}], [{"type": "person", "span": "كريمي"}]) == (1, 1, 1)
+
+
+def test_ner_matching_is_a_multiset_intersection():
+    gold = [{"type": "person", "span": "علی"}, {"type": "person", "span": "علی"}]
+    assert metrics.ner_counts(gold, [{"type": "person", "span": "علی"}]) == (1, 1, 2)
+    assert metrics.ner_counts(gold[:1], gold) == (1, 2, 1)
+
+
+def test_micro_prf_sums_counts_over_items():
+    # matches 1, predicted 2, gold 3: P = 1/2, R = 1/3, F1 = 2*(1/6)/(5/6) = 0.4
+    precision, recall, f1 = metrics.micro_prf([(1, 2, 2), (0, 0, 1)])
+    assert (precision, recall, f1) == (pytest.approx(0.5), pytest.approx(1 / 3), pytest.approx(0.4))
+    assert metrics.micro_prf([(0, 0, 0)]) == (0.0, 0.0, 0.0)
+
+
+def test_wer_and_cer_treat_yeh_kaf_variants_as_equal():
+    assert metrics.word_error_rate("كتاب خوبي است", "کتاب خوبی است") == 0.0
+    assert metrics.character_error_rate("كتاب خوبي است", "کتاب خوبی است") == 0.0
+
+
+def test_wer_and_cer_hand_values():
+    # 4 reference words, "به" deleted -> WER 1/4
+    assert metrics.word_error_rate("من به خانه رفتم", "من خانه رفتم") == pytest.approx(0.25)
+    # reference "من به خانه رفتم" = 2+1+2+1+4+1+4 = 15 characters; "به " deleted = 3 edits -> CER 3/15 = 0.2
+    assert metrics.character_error_rate("من به خانه رفتم", "من خانه رفتم") == pytest.approx(0.2)
+    # punctuation and ZWNJ-vs-space differences are not errors
+    assert metrics.word_error_rate("می‌روم، خانه.", "می روم خانه") == 0.0
+
+
+def test_empty_reference_raises():
+    with pytest.raises(ValueError, match="empty after normalisation"):
+        metrics.word_error_rate("،", "سلام")
+
+
+def test_repetition_loop_wer_and_wer_fix():
+    # reference 5 words; hypothesis 5 + 20*3 = 65 words -> 60 insertions -> WER 60/5 = 12
+    assert metrics.word_error_rate(LOOP_REFERENCE, LOOP_HYPOTHESIS) == pytest.approx(12.0)
+    # "خیلی خوب است" occurs 21 times in a row; collapsed to one copy the hypothesis equals the reference
+    assert metrics.wer_after_collapse(LOOP_REFERENCE, LOOP_HYPOTHESIS) == 0.0
+    assert metrics.is_repetition_loop(LOOP_HYPOTHESIS)
+    assert not metrics.is_repetition_loop(LOOP_REFERENCE)
+
+
+def test_loop_threshold_is_five_consecutive_copies():
+    assert metrics.longest_immediate_repeat(["a", "b", "a", "b", "a", "b", "c"]) == 3
+    assert not metrics.is_repetition_loop("x " + "a b " * 4 + "y")
+    assert metrics.is_repetition_loop("x " + "a b " * 5 + "y")
+
+
+def test_collapse_repeats_keeps_one_copy_of_each_repeated_ngram():
+    assert metrics.collapse_repeats(["a", "b", "a", "b", "a", "b", "c"]) == ["a", "b", "c"]
+    assert metrics.collapse_repeats(["x", "x", "y"]) == ["x", "y"]
+    assert metrics.collapse_repeats(["a", "b", "c", "a", "b", "d"]) == ["a", "b", "c", "a", "b", "d"]  # not immediate
+
+
+def test_chrf_pp_and_bleu_are_on_sacrebleus_0_to_100_scale():
+    hypotheses = ["the cat sat on the mat today"]
+    assert metrics.chrf_pp(hypotheses, hypotheses) == pytest.approx(100.0)
+    assert metrics.bleu(hypotheses, hypotheses) == pytest.approx(100.0)
+    assert metrics.chrf_pp(["xyz"], ["abc"]) == 0.0
+
+
+def test_sacrebleu_signatures_name_chrf_plus_plus_and_bleu_settings():
+    signatures = metrics.sacrebleu_signatures()
+    assert signatures["chrf_pp"].startswith("nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no|version:")
+    assert signatures["bleu"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:")
+
+
+def test_comet_without_package_is_not_computed(monkeypatch):
+    monkeypatch.setitem(sys.modules, "comet", None)  # import comet -> ImportError
+    assert metrics.comet_score(["س"], ["h"], ["r"]) == (
+        "not computed: unbabel-comet is not installed here; score the logged samples in a COMET venv with `python -m parsa.comet_offline` (README 'COMET')"
+    )
+
+
+def test_comet_without_checkpoint_path_is_not_computed(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "comet", types.ModuleType("comet"))
+    monkeypatch.delenv("PARSA_COMET_MODEL", raising=False)
+    assert metrics.comet_score(["س"], ["h"], ["r"]).startswith("not computed: PARSA_COMET_MODEL is not set")
+    monkeypatch.setenv("PARSA_COMET_MODEL", str(tmp_path / "missing.ckpt"))
+    assert metrics.comet_score(["س"], ["h"], ["r"]) == f"not computed: PARSA_COMET_MODEL={tmp_path / 'missing.ckpt'} is not an existing checkpoint file"
+    assert metrics.comet_signature() == "comet:not-computed"
+
+
+def test_bootstrap_ci_is_deterministic_for_a_seed():
+    items = [0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0]
+    mean = lambda xs: sum(xs) / len(xs)
+    first = metrics.bootstrap_ci(items, mean)
+    assert first == metrics.bootstrap_ci(items, mean)
+    assert first != metrics.bootstrap_ci(items, mean, seed=1)
+    low, high = first
+    assert 0.0 <= low < 0.7 < high <= 1.0  # the sample mean 0.7 lies inside
+    assert metrics.bootstrap_ci([0.5, 0.5, 0.5], mean) == [0.5, 0.5]  # no spread, no interval
+    with pytest.raises(ValueError, match="empty"):
+        metrics.bootstrap_ci([], mean)
+
+
+def test_chrf_bootstrap_from_sentence_statistics_equals_recomputing_the_corpus_score():
+    hypotheses = ["a cat sat on a mat", "the dog barked", "it rained all day", "birds sing"]
+    references = ["the cat sat on the mat", "a dog barked loudly", "it rained the whole day", "birds were singing"]
+    fast = metrics.chrf_pp_bootstrap_ci(hypotheses, references, n_resamples=50)
+    slow = metrics.bootstrap_ci(list(zip(hypotheses, references)), lambda s: metrics.chrf_pp([h for h, _ in s], [r for _, r in s]), n_resamples=50)
+    assert fast == pytest.approx(slow)

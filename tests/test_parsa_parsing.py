@@ -1,0 +1,180 @@
+"""Reading answers from messy model output (parsa.parsing)."""
+
+import pytest
+
+from parsa.parsing import (
+    extract_json_object,
+    has_persian_script,
+    looks_like_refusal,
+    match_label,
+    match_option,
+    parse_entities,
+    parse_response,
+)
+
+VAZN_OPTIONS = [
+    "فاعلاتن فاعلاتن فاعلن (رمل مسدس محذوف)",
+    "فعولن فعولن فعولن فعل (متقارب مثمن محذوف)",
+    "مفاعیلن مفاعیلن مفاعیلن مفاعیلن (هزج مثمن سالم)",
+    "فاعلاتن فاعلاتن فاعلاتن فاعلن (رمل مثمن محذوف)",
+    "مستفعلن مستفعلن مستفعلن مستفعلن (رجز مثمن سالم)",
+    "مفاعیلن مفاعیلن فعولن (هزج مسدس محذوف)",
+    "فاعلاتن فعلاتن فعلاتن فعلن (رمل مثمن مخبون محذوف)",
+    "مفعول مفاعلن مفاعیلن فع (هزج مثمن اخرب)",
+    "مفعول فاعلات مفاعیل فاعلن (مضارع مثمن اخرب مکفوف محذوف)",
+    "مفاعلن فعلاتن مفاعلن فعلن (مجتث مثمن مخبون محذوف)",
+]
+SABK_OPTIONS = ["غزل/قصیده/قطعه", "مثنوی", "رباعی", "دوبیتی"]
+
+
+def _parse(task, response, options=None):
+    return parse_response(task, {"id": "x", "options": options or []}, response)
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        '```json\n{"emotion": "anger"}\n```',
+        'Sure! Here is my answer: {"emotion": "anger"} Let me know if you need more.',
+        "{'emotion': 'anger'}",
+        '{"emotion": "anger",}',
+        '{"Emotion": "ANGER"}',
+        '{"emotion": "خشم"}',
+        '{"emotion": "angry"}',
+        "<think>angry tone, raised pitch</think>{\"emotion\": \"anger\"}",
+        '{"reasoning": "The voice is loud and tense, so {fear} is unlikely.", "emotion": "anger"}',
+    ],
+)
+def test_messy_but_valid_emotion_answers_read_as_anger(response):
+    parsed = _parse("emotion", response)
+    assert (parsed.status, parsed.value, parsed.json_fallback) == ("scored", "anger", False)
+
+
+def test_bare_label_without_json_is_read_and_flagged_as_fallback():
+    parsed = _parse("gender", "Female.")
+    assert (parsed.status, parsed.value, parsed.json_fallback) == ("scored", "female", True)
+
+
+def test_invented_label_is_excluded_not_guessed():
+    parsed = _parse("emotion", '{"emotion": "boredom"}')
+    assert (parsed.status, parsed.reason, parsed.raw_value) == ("excluded", "invalid_label", "boredom")
+
+
+def test_label_mentioned_in_prose_is_not_searched():
+    parsed = _parse("emotion", "I think the speaker sounds like anger or maybe fear")
+    assert (parsed.status, parsed.reason) == ("excluded", "no_json")
+
+
+def test_apology_without_answer_is_a_refusal():
+    parsed = _parse("intent", "I'm sorry, I cannot process audio content.")
+    assert (parsed.status, parsed.reason) == ("refused", "refusal_phrase")
+
+
+def test_empty_response_is_excluded_for_classification():
+    assert _parse("register", "   ").status == "excluded"
+
+
+def test_code_switch_accepts_booleans_and_persian_yes_no():
+    assert _parse("code_switch", '{"code_switching": true}').value == "code_switched"
+    assert _parse("code_switch", '{"code_switching": "ندارد"}').value == "monolingual"
+    assert _parse("code_switch", '{"code_switching": "Code-Switched"}').value == "code_switched"
+
+
+def test_age_alias_forties_maps_to_common_voice_spelling():
+    assert match_label("age", "forties") == "fourties"
+    assert match_label("age", "دهه ۳۰") == "thirties"
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ('{"answer": 3}', 3),
+        ('{"answer": "3"}', 3),
+        ('{"answer": "۳"}', 3),  # Persian digit
+        ('{"answer": "٣"}', 3),  # Arabic-Indic digit
+        ('{"answer": "Option 3"}', 3),
+        ('{"answer": "3. مفاعیلن مفاعیلن مفاعیلن مفاعیلن"}', 3),
+        ('{"answer": "مفاعیلن مفاعیلن مفاعیلن مفاعیلن (هزج مثمن سالم)"}', 3),  # full option text
+        ('{"answer": "هزج مثمن سالم"}', 3),  # the name in parentheses
+        ('{"answer": "hazaj mosamman salem"}', 3),  # transliterated name
+        ('{"answer": 3.0}', 3),
+        ("۳", 3),  # bare number, no JSON
+        ('{"reasoning": "Option 1 has 3 feet, option 2 ...", "answer": 4}', 4),  # chain of thought
+    ],
+)
+def test_vazn_answers_by_number_or_option_text(answer, expected):
+    parsed = _parse("vazn", answer, VAZN_OPTIONS)
+    assert (parsed.status, parsed.value) == ("scored", expected)
+
+
+def test_out_of_range_option_number_is_excluded():
+    parsed = _parse("vazn", '{"answer": 11}', VAZN_OPTIONS)
+    assert (parsed.status, parsed.reason) == ("excluded", "invalid_option")
+
+
+def test_option_letter_is_not_accepted():
+    assert _parse("mcqa", '{"answer": "B"}', ["الف", "ب", "پ", "ت"]).status == "excluded"
+
+
+def test_sabk_part_of_merged_option_and_transliteration_match():
+    # "غزل" is one part of option 1 "غزل/قصیده/قطعه"; "Masnavi" is option 2 through the alias table.
+    assert match_option("sabk", "غزل", SABK_OPTIONS) == (1, "")
+    assert match_option("sabk", "Masnavi", SABK_OPTIONS) == (2, "")
+    assert match_option("sabk", "ruba'i", SABK_OPTIONS) == (3, "")
+
+
+def test_text_matching_two_options_is_ambiguous():
+    # "رمل مثمن محذوف" is option 4's name only; "فاعلاتن" alone is in no option as a whole variant.
+    assert match_option("vazn", "رمل مثمن محذوف", VAZN_OPTIONS) == (4, "")
+    assert match_option("mcqa", "بله", ["بله", "خیر", "بله", "شاید"]) == (None, "ambiguous_option")
+
+
+def test_asr_json_transcription_is_used():
+    parsed = _parse("asr", '{"transcription": "سلام دنیا"}')
+    assert (parsed.status, parsed.value, parsed.json_fallback) == ("scored", "سلام دنیا", False)
+
+
+def test_asr_plain_persian_text_falls_back_to_raw_and_is_counted():
+    parsed = _parse("asr", "سلام دنیا")
+    assert (parsed.status, parsed.value, parsed.json_fallback) == ("scored", "سلام دنیا", True)
+
+
+@pytest.mark.parametrize("response", ["I'm sorry, I cannot transcribe this audio.", '{"transcription": "hello world"}', ""])
+def test_asr_answer_without_persian_script_is_a_refusal(response):
+    parsed = _parse("asr", response)
+    assert (parsed.status, parsed.reason) == ("refused", "no_persian_script")
+
+
+def test_en_fa_translation_in_english_is_a_refusal_but_fa_en_in_english_is_scored():
+    assert _parse("s2tt_en_fa", '{"translation": "I cannot translate this"}').status == "refused"
+    parsed = _parse("s2tt_fa_en", '{"translation": "I am sorry, I was late."}')
+    assert (parsed.status, parsed.value) == ("scored", "I am sorry, I was late.")  # a translation that apologises
+
+
+def test_fa_en_refusal_without_json_is_refused():
+    assert _parse("s2tt_fa_en", "I'm sorry, but I can't help with that.").status == "refused"
+
+
+def test_ner_entities_in_three_shapes():
+    listed, skipped = parse_entities([{"type": "date", "span": "فردا"}, {"label": "time", "text": "ساعت هفت"}, {"type": "person"}])
+    assert listed == [{"type": "date", "span": "فردا"}, {"type": "time", "span": "ساعت هفت"}] and skipped == 1
+    assert parse_entities([["date", "فردا"]]) == ([{"type": "date", "span": "فردا"}], 0)
+    assert parse_entities({"person": ["علی", "مریم"]}) == ([{"type": "person", "span": "علی"}, {"type": "person", "span": "مریم"}], 0)
+    assert parse_entities("فردا") == (None, 0)
+
+
+def test_ner_empty_list_is_a_valid_answer_and_missing_json_is_excluded():
+    assert _parse("ner", '{"entities": []}').value == []
+    assert (_parse("ner", "فردا ساعت هفت").status, _parse("ner", "فردا ساعت هفت").reason) == ("excluded", "no_json")
+
+
+def test_extract_json_prefers_the_object_holding_the_answer_key():
+    text = 'Format: {"x": 1}. Answer: {"answer": 2}'
+    assert extract_json_object(text, "answer") == {"answer": 2}
+    assert extract_json_object(text) == {"x": 1}
+    assert extract_json_object("no braces here") is None
+
+
+def test_persian_script_and_refusal_detectors():
+    assert has_persian_script("hello سلام") and not has_persian_script("hello ۱۲۳")  # digits are not letters
+    assert looks_like_refusal("متاسفم، نمی‌توانم") and not looks_like_refusal("The answer is 3")

@@ -1,0 +1,169 @@
+"""Per-item records and per-task aggregates (parsa.scoring), with hand-computed values."""
+
+import json
+import re
+
+import pytest
+
+from parsa.scoring import aggregate, metric_names, score_response
+from parsa.tasks import TASKS
+
+SABK_OPTIONS = ["غزل/قصیده/قطعه", "مثنوی", "رباعی", "دوبیتی"]
+LOOP_REFERENCE = "امروز هوا خیلی خوب است"
+
+
+def _records(task, docs, responses):
+    return [score_response(task, doc, response) for doc, response in zip(docs, responses)]
+
+
+def _all(task, records):
+    return {metric: aggregate(task, metric, records) for metric in metric_names(task)}
+
+
+def test_metric_names_are_valid_lmms_eval_keys_with_the_headline_first():
+    for name, spec in TASKS.items():
+        names = metric_names(name)
+        assert names[0] == spec.headline_metric
+        assert len(names) == len(set(names))
+        assert all(re.fullmatch(r"[a-z][a-z0-9_]*", n) for n in names)
+        assert {"scored", "excluded", "refused", "json_fallback", "signature"} <= set(names)
+    assert "macro_f1" in metric_names("sabk") and "macro_f1" not in metric_names("mcqa")
+
+
+def test_register_paper_rule_strict_figures_baseline_and_counts():
+    docs = [{"id": str(i), "reference": gold} for i, gold in enumerate(["formal", "formal", "informal", "informal"])]
+    responses = ['{"register": "formal"}', '{"register": "informal"}', "```json\n{'register': 'محاوره‌ای'}\n```", "I'm sorry, I can't do that."]
+    result = _all("register", _records("register", docs, responses))
+    # scored 3: gold [F,F,I], pred [F,I,I]; F: P=1 R=1/2 F1=2/3; I: P=1/2 R=1 F1=2/3 -> macro 2/3
+    assert result["macro_f1"] == pytest.approx(2 / 3)
+    assert result["accuracy"] == pytest.approx(2 / 3)
+    # strict: gold [F,F,I,I], pred [F,I,I,-]; F: P=1 R=1/2 F1=2/3; I: P=1/2 R=1/2 F1=1/2 -> (2/3+1/2)/2 = 7/12
+    assert result["macro_f1_strict"] == pytest.approx(7 / 12)
+    assert result["accuracy_strict"] == pytest.approx(0.5)
+    # 2 formal / 2 informal -> majority 0.5; normalised (2/3 - 1/2) / (1/2) = 1/3
+    assert result["majority_baseline"] == pytest.approx(0.5)
+    assert result["normalised_score"] == pytest.approx(1 / 3)
+    assert (result["scored"], result["excluded"], result["refused"], result["json_fallback"]) == (3, 0, 1, 1)
+    low, high = result["macro_f1_ci95"]
+    assert 0.0 <= low <= high <= 1.0
+
+
+def test_sabk_accuracy_majority_baseline_and_option_text_macro_f1():
+    golds = ["1", "1", "1", "2"]
+    docs = [{"id": str(i), "reference": g, "options": SABK_OPTIONS} for i, g in enumerate(golds)]
+    responses = ['{"answer": 1}', '{"answer": "Masnavi"}', '{"answer": "۱"}', '{"answer": "a ghazal, I think"}']
+    result = _all("sabk", _records("sabk", docs, responses))
+    # scored 3 (gold 1,1,1; pred 1,2,1): accuracy 2/3; strict 2/4
+    assert result["accuracy"] == pytest.approx(2 / 3)
+    assert result["accuracy_strict"] == pytest.approx(0.5)
+    # gold option texts over all 4 items: 3x ghazal, 1x masnavi -> majority 3/4; normalised (2/3-3/4)/(1/4) = -1/3
+    assert result["majority_baseline"] == pytest.approx(0.75)
+    assert result["normalised_score"] == pytest.approx(-1 / 3)
+    # option-text macro-F1 on scored: gold [g,g,g], pred [g,m,g]: g: P=1 R=2/3 F1=0.8; m: F1=0 -> 0.4
+    assert result["macro_f1"] == pytest.approx(0.4)
+    assert (result["scored"], result["excluded"], result["refused"]) == (3, 1, 0)
+
+
+def test_mcqa_baseline_is_one_over_four_options():
+    docs = [{"id": "1", "reference": "2", "options": ["a", "b", "c", "d"]}]
+    result = _all("mcqa", _records("mcqa", docs, ['{"answer": 2}']))
+    assert (result["accuracy"], result["majority_baseline"], result["normalised_score"]) == (1.0, 0.25, 1.0)
+
+
+def test_asr_wer_cer_repetition_refusal_and_werfix():
+    docs = [
+        {"id": "1", "reference": "من به خانه رفتم"},
+        {"id": "2", "reference": LOOP_REFERENCE},
+        {"id": "3", "reference": "سلام"},
+        {"id": "4", "reference": "كتاب خوبي است"},
+    ]
+    responses = [
+        '{"transcription": "من خانه رفتم"}',
+        LOOP_REFERENCE + " خیلی خوب است" * 20,  # plain text, a repetition loop
+        "I'm sorry, I can't transcribe this audio.",
+        '{"transcription": "کتاب خوبی است"}',
+    ]
+    records = _records("asr", docs, responses)
+    result = _all("asr", records)
+    # per item WER: 1/4, 60/5 = 12, refused, 0  -> mean (0.25 + 12 + 0)/3 = 4.083..., median 0.25
+    assert result["wer_mean"] == pytest.approx(12.25 / 3)
+    assert result["wer_median"] == pytest.approx(0.25)
+    # CER: 3/15 = 0.2; 260 inserted chars (20 x " خیلی خوب است" = 20 x 13) / 22 ref chars; 0 -> mean
+    assert result["cer_mean"] == pytest.approx((0.2 + 260 / 22 + 0.0) / 3)
+    # WERfix: the loop collapses to the reference -> (0.25 + 0 + 0)/3
+    assert result["wer_fix"] == pytest.approx(0.25 / 3)
+    assert result["repetition_rate"] == pytest.approx(1 / 3)
+    assert result["refusal_rate"] == pytest.approx(1 / 4)
+    # strict: the refused item counts as WER 1 -> (0.25 + 12 + 1 + 0)/4
+    assert result["wer_mean_strict"] == pytest.approx(13.25 / 4)
+    assert (result["scored"], result["excluded"], result["refused"], result["json_fallback"]) == (3, 0, 1, 2)
+    assert records[1]["repetition_loop"] is True and records[2]["wer"] is None
+
+
+def test_asr_all_refused_reports_why_no_score():
+    docs = [{"id": "1", "reference": "سلام"}, {"id": "2", "reference": "سلام"}]
+    records = _records("asr", docs, ["I cannot help with that.", ""])
+    assert aggregate("asr", "wer_median", records) == "not computed: no scored items (0 excluded, 2 refused of 2)"
+    assert aggregate("asr", "refusal_rate", records) == 1.0
+    assert aggregate("asr", "wer_mean_strict", records) == 1.0
+
+
+def test_ner_f1_exact_and_strict():
+    docs = [
+        {"id": "1", "reference": json.dumps([{"type": "date", "span": "فردا"}, {"type": "time", "span": "ساعت هفت"}], ensure_ascii=False)},
+        {"id": "2", "reference": json.dumps([{"type": "person", "span": "علی"}], ensure_ascii=False)},
+        {"id": "3", "reference": "[]"},
+    ]
+    responses = [
+        '{"entities": [{"type": "date", "span": "فردا"}, {"type": "time", "span": "ساعت"}]}',
+        "Sorry, I cannot process this request.",
+        '{"entities": []}',
+    ]
+    result = _all("ner", _records("ner", docs, responses))
+    # scored items 1 and 3: matches 1, predicted 2, gold 2 -> P = R = F1 = 0.5
+    assert (result["f1_exact"], result["precision_exact"], result["recall_exact"]) == (0.5, 0.5, 0.5)
+    # strict adds item 2's gold entity as missed: P = 1/2, R = 1/3, F1 = 0.4
+    assert result["f1_exact_strict"] == pytest.approx(0.4)
+    assert (result["scored"], result["refused"]) == (2, 1)
+
+
+def test_translation_chrf_bleu_refusal_and_comet_string(monkeypatch):
+    monkeypatch.delenv("PARSA_COMET_MODEL", raising=False)
+    docs = [
+        {"id": "1", "transcript": "The weather is very nice today.", "reference": "امروز هوا خیلی خوب است"},
+        {"id": "2", "transcript": "I am going home.", "reference": "من به خانه می‌روم"},
+    ]
+    responses = ['{"translation": "امروز هوا خیلی خوب است"}', '{"translation": "I am sorry, I cannot translate audio."}']
+    result = _all("s2tt_en_fa", _records("s2tt_en_fa", docs, responses))
+    assert result["chrf_pp"] == pytest.approx(100.0) and result["bleu"] == pytest.approx(100.0)  # the one scored item is exact
+    assert 0.0 < result["chrf_pp_strict"] < 100.0  # the refused item enters as an empty hypothesis
+    assert result["refusal_rate"] == 0.5
+    assert isinstance(result["comet"], str) and result["comet"].startswith("not computed: ")
+    assert "chrf_pp:{nrefs:1|case:mixed|eff:yes|nc:6|nw:2" in result["signature"] and "comet:not-computed" in result["signature"]
+
+
+def test_records_are_json_serialisable_and_carry_id_status_prediction_gold():
+    record = score_response("vazn", {"id": "v1", "reference": "2", "options": [str(i) for i in range(10)]}, "{'answer': 2,}")
+    json.dumps(record, ensure_ascii=False)
+    assert {k: record[k] for k in ("task", "id", "status", "prediction", "gold", "correct")} == {"task": "vazn", "id": "v1", "status": "scored", "prediction": 2, "gold": 2, "correct": True}
+
+
+def test_invalid_gold_names_the_item():
+    with pytest.raises(ValueError, match=r"PARSA emotion item 'e7': gold label 'joy' is not one of anger, fear"):
+        score_response("emotion", {"id": "e7", "reference": "joy"}, '{"emotion": "anger"}')
+    with pytest.raises(ValueError, match=r"PARSA mcqa item 'm1': reference '5' is not an option number 1..4"):
+        score_response("mcqa", {"id": "m1", "reference": "5", "options": ["a", "b", "c", "d"]}, "1")
+
+
+def test_aggregate_rejects_unknown_metrics_and_foreign_records():
+    record = score_response("gender", {"id": "g", "reference": "male"}, '{"gender": "male"}')
+    with pytest.raises(KeyError, match="has no metric 'wer_mean'"):
+        aggregate("gender", "wer_mean", [record])
+    with pytest.raises(ValueError, match="belongs to task 'gender', not 'emotion'"):
+        aggregate("emotion", "macro_f1", [record])
+
+
+def test_signature_states_rules_normaliser_versions_and_unit():
+    signature = aggregate("emotion", "signature", [])
+    assert signature.startswith("parsa-scoring:1|task:emotion|label=key|alias;macro_f1=sklearn-macro(labels=gold|pred,zero_division=0)")
+    assert "|norm:parsa-fa-1(" in signature and "|scikit-learn-" in signature and signature.endswith("|bootstrap:1000,seed:0,percentile95|unit:fraction")
