@@ -419,11 +419,13 @@ def judge_task(
         else:
             failed[dimension].append((item_id, reply.error or f"no score in the judge reply {_snippet(reply.content)}"))
     dimensions = {name: JudgedDimension(tuple(values[name]), tuple(failed[name])) for name in values}
+    max_tokens = {dimension: judge.request_params(request).get("max_tokens", "server default") for _, dimension, request in planned}
     provenance = {
         **judge.provenance(),
         "prompt_sha256_16": prompt_hashes,
         "per_metric": {
             name: {
+                "max_tokens": max_tokens[name],
                 "judged": len(dimension.values),
                 "failed": len(dimension.failed),
                 "failed_items": [f"{item_id}: {reason}" for item_id, reason in dimension.failed[:_SHOWN_FAILURES]],

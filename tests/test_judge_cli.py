@@ -71,7 +71,8 @@ def test_predict_then_judge_then_rescore_from_cache(lmms_eval_cli, offline_env, 
         provenance = r["mcga_s2tt"]["judge,none"]
         assert provenance["judge_models_reported"] == {REPORTED_MODEL: 9}
         assert (provenance["cache_hits"], provenance["cache_misses"], provenance["api_calls"]) == (0, 9, 9)
-        assert provenance["per_metric"]["llm_bf"] == {"judged": 3, "failed": 0, "failed_items": []}
+        assert provenance["per_metric"]["llm_bf"] == {"max_tokens": 10, "judged": 3, "failed": 0, "failed_items": []}
+        assert r["mcga_sec"]["judge,none"]["per_metric"]["sec_s"]["max_tokens"] == "server default"
         assert set(provenance["prompt_sha256_16"]) == {"beauty_of_form", "beauty_of_meaning", "beauty_of_sound"}
         assert provenance["judge_model_requested"] == "deepseek-chat" and provenance["temperature"] == 0.0
         assert isinstance(r["mcga_s2tt"]["chrf_pp,none"], float) and isinstance(r["mcga_s2tt"]["bleu,none"], float)
