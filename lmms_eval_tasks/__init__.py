@@ -5,6 +5,7 @@
 - :mod:`lmms_eval_tasks.plugin`: the ``lmms_eval.models`` entry point that makes lmms-eval find our tasks
   and models without ``--include_path``;
 - :mod:`lmms_eval_tasks.audio`: the one place where audio is decoded, cut and handed to models;
+- :mod:`lmms_eval_tasks.judge`: the LLM judge shared by every judged task (cache, retries, accounting);
 - :mod:`lmms_eval_tasks.models`: ``faster_whisper`` (the embedded default model) and ``replay``.
 
 Importing this package does not import lmms-eval.
