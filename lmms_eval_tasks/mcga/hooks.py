@@ -109,11 +109,12 @@ def mcga_process_results(doc: dict, results: list[str]) -> dict:
         item = {"id": doc["id"], "genre": doc.get("genre", ""), "dynasty": doc.get("dynasty", ""), "ref": gold, "output": output}
         return {**shared, "cer_official": item, "cer_strict": item, "cer_official_by_genre": item, "cer_official_by_dynasty": item}
     if task == "s2tt":
-        item = {"id": doc["id"], "source": doc["asr"], "reference": gold, "translation": judging.s2tt_translation(output)}
+        item = {"task": task, "id": doc["id"], "source": doc["asr"], "reference": gold, "translation": judging.s2tt_translation(output)}
         return {**shared, **dict.fromkeys(S2TT_METRICS, item)}
     if task == "sec":
         persona, tone, sentences = judging.split_sec_output(output)
         item = {
+            "task": task,
             "id": doc["id"],
             **{field: doc[field] for field in ("sec_1", "sec_2", "sec_3")},
             "parts": [persona, tone, sentences],
@@ -199,7 +200,7 @@ def _judged(task: str, items: list[dict]) -> judge.JudgedTask | str:
 
 
 def _task_of(items: list[dict]) -> str:
-    return "s2tt" if "translation" in items[0] else "sec"
+    return items[0]["task"]
 
 
 def _judged_mean(name: str, items: list[dict], scale: float) -> float | str:
