@@ -11,7 +11,7 @@ import pytest
 from lmms_eval_tasks import judge
 from tests.chat_server import REPORTED_MODEL, ChatServer
 
-KEY = "sk-test-NEVER-LOG-ME-1234"
+KEY = "fake-judge-key-for-tests-1234"  # not a real key; tests check it never reaches any output
 
 
 def digit_reply(messages: list[dict]) -> str:

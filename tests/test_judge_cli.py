@@ -20,7 +20,7 @@ from tests.test_cli_end_to_end import lmms_eval
 pytestmark = pytest.mark.cli
 ROWS = FIXTURES / "official_runner_rows"
 EXPECTED = json.loads((ROWS / "expected_official.json").read_text(encoding="utf-8"))
-KEY = "sk-test-SECRET-0123456789"
+KEY = "fake-judge-key-for-cli-tests-5678"  # not a real key; tests check it never reaches any output
 SIX = ["mcga_asr", "mcga_s2tt", "mcga_sec", "mcga_sqa", "mcga_sr", "mcga_su"]
 
 
