@@ -377,6 +377,24 @@ def _cached_audio_bytes(payload: bytes, name: str) -> Path:
     return target
 
 
+def _list_cell(row: _Row, raw, rule: str, items: str, key: str) -> list:
+    """A cell holding a list: JSON text (CSV), a numpy array or a list (parquet).
+
+    Raises:
+        PARSADataError: ``"<rule> a JSON list of <items>, got ..."`` (or ``a list of``), naming the row and ``key``.
+    """
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError:
+            raise row.error(f"{rule} a JSON list of {items}, got {raw[:60]!r}", key) from None
+    if hasattr(raw, "tolist"):
+        raw = raw.tolist()
+    if not isinstance(raw, list):
+        raise row.error(f"{rule} a list of {items}, got {type(raw).__name__}", key)
+    return raw
+
+
 def _options(row: _Row) -> list[str]:
     spec = row.columns.get("options")
     if spec is None:
@@ -390,17 +408,7 @@ def _options(row: _Row) -> list[str]:
         while values and not values[-1]:
             values.pop()  # fewer options than columns: trailing blanks
     else:
-        raw = row.value("options", required=True)
-        if isinstance(raw, str):
-            try:
-                raw = json.loads(raw)
-            except json.JSONDecodeError:
-                raise row.error(f"column {spec!r} must hold a JSON list of option texts, got {raw[:60]!r}", "options") from None
-        if hasattr(raw, "tolist"):
-            raw = raw.tolist()
-        if not isinstance(raw, list):
-            raise row.error(f"column {spec!r} must hold a list of option texts, got {type(raw).__name__}", "options")
-        values = [_text(v) for v in raw]
+        values = [_text(v) for v in _list_cell(row, row.value("options", required=True), f"column {spec!r} must hold", "option texts", "options")]
     if len(values) < 2 or not all(values):
         raise row.error(f"needs at least 2 non-empty options, got {values}", "options")
     return values
@@ -457,16 +465,7 @@ def _ner_reference(row: _Row, raw, form: str) -> str:
     if form == "massive":  # MASSIVE's annot_utt: "wake me up [time : ساعت هفت] [date : فردا]"
         entities = [{"type": t, "span": s} for t, s in _MASSIVE_SLOT.findall(str(raw))]
         return json.dumps(entities, ensure_ascii=False)
-    value = raw
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            raise row.error(f"entities must be a JSON list of {{\"type\", \"span\"}} objects, got {value[:60]!r}", "reference") from None
-    if hasattr(value, "tolist"):
-        value = value.tolist()
-    if not isinstance(value, list):
-        raise row.error(f"entities must be a list of {{\"type\", \"span\"}} objects, got {type(value).__name__}", "reference")
+    value = _list_cell(row, raw, "entities must be", '{"type", "span"} objects', "reference")
     entities = []
     for item in value:
         if not (isinstance(item, dict) and isinstance(item.get("type"), str) and isinstance(item.get("span"), str) and item["type"].strip() and item["span"].strip()):
