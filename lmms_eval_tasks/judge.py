@@ -120,7 +120,7 @@ class JudgeConfig:
 
     def not_configured_reason(self) -> str:
         """One line saying why judged metrics were not computed and how to turn the judge on."""
-        return f"not computed: no judge configured (set {self.api_key_var}; see README 'LLM judge')"
+        return f"not computed: no judge configured (set {self.api_key_var}; see docs/judge.md)"
 
 
 @dataclass(frozen=True)

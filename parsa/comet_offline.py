@@ -1,7 +1,7 @@
 """COMET for the PARSA translation tasks, computed after the run in a separate environment.
 
 ``unbabel-comet`` cannot live beside lmms-eval: it pins transformers 4, huggingface-hub 0.x and numpy 1
-(see README "COMET"). So the lmms-eval run logs, per translation item, the source, the model's translation,
+(see lmms_eval_tasks/parsa/README.md, "COMET"). So the lmms-eval run logs, per translation item, the source, the model's translation,
 the reference and whether the item was scored (the ``comet`` record of ``--log_samples``), and this module,
 run in a venv that has ``unbabel-comet``, reads those logged samples and computes the COMET system score over
 the **scored** items (the paper's exclusion rule), reporting how many were scored and excluded.

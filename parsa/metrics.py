@@ -277,7 +277,7 @@ def comet_unavailable_reason() -> str | None:
     try:
         import comet  # noqa: F401
     except ImportError:
-        return "unbabel-comet is not installed here; score the logged samples in a COMET venv with `python -m parsa.comet_offline` (README 'COMET')"
+        return "unbabel-comet is not installed here; score the logged samples in a COMET venv with `python -m parsa.comet_offline` (lmms_eval_tasks/parsa/README.md, 'COMET')"
     path = os.environ.get(COMET_MODEL_ENV, "")
     if not path:
         return f"{COMET_MODEL_ENV} is not set (path to a local COMET checkpoint, e.g. wmt22-comet-da/checkpoints/model.ckpt)"

@@ -137,7 +137,7 @@ def test_judge_task_without_a_key_is_not_computed_with_the_reason(config, monkey
         cfg = config(server)
         monkeypatch.delenv("TEST_JUDGE_KEY")
         result = judge.judge_task("t", [{"id": 1}], lambda item: {"d": request("x")}, float, {}, cfg)
-    assert result == "not computed: no judge configured (set TEST_JUDGE_KEY; see README 'LLM judge')"
+    assert result == "not computed: no judge configured (set TEST_JUDGE_KEY; see docs/judge.md)"
     assert server.requests == []
 
 

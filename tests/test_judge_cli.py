@@ -125,7 +125,7 @@ def test_judged_tasks_run_without_a_judge_and_say_why(lmms_eval_cli, offline_env
     env = {k: v for k, v in offline_env.items() if k != "DEEPSEEK_API_KEY"}
     results, _ = lmms_eval(lmms_eval_cli, env, tmp_path / "out", "mcga_s2tt,mcga_sec", "replay", f"predictions={ROWS}")
     r = results["results"]
-    reason = "not computed: no judge configured (set DEEPSEEK_API_KEY; see README 'LLM judge')"
+    reason = "not computed: no judge configured (set DEEPSEEK_API_KEY; see docs/judge.md)"
     assert r["mcga_s2tt"]["llm_b,none"] == reason and r["mcga_sec"]["llm_c,none"] == reason and r["mcga_sec"]["judge,none"] == reason
     assert r["mcga_sec"]["cer_sentences,none"] == pytest.approx(EXPECTED["sec_cer_sentences"], abs=1e-9)
     assert r["mcga_s2tt"]["chrf_pp,none"] > 0

@@ -126,7 +126,7 @@ def test_sacrebleu_signatures_name_chrf_plus_plus_and_bleu_settings():
 def test_comet_without_package_is_not_computed(monkeypatch):
     monkeypatch.setitem(sys.modules, "comet", None)  # import comet -> ImportError
     assert metrics.comet_score(["س"], ["h"], ["r"]) == (
-        "not computed: unbabel-comet is not installed here; score the logged samples in a COMET venv with `python -m parsa.comet_offline` (README 'COMET')"
+        "not computed: unbabel-comet is not installed here; score the logged samples in a COMET venv with `python -m parsa.comet_offline` (lmms_eval_tasks/parsa/README.md, 'COMET')"
     )
 
 
