@@ -30,6 +30,8 @@ from lmms_eval_tasks import cache_dir
 
 TARGET_SAMPLING_RATE = 16000
 DEFAULT_MAX_SECONDS = 30.0
+#: Shortest clip accepted as data (seconds): anything shorter is an empty or truncated file, not speech.
+MIN_AUDIO_SECONDS = 0.1
 AUDIO_FORMS = ("array", "path", "data_uri")
 
 logger = logging.getLogger(__name__)
@@ -43,6 +45,32 @@ def _read_mono(path: str) -> tuple[np.ndarray, int]:
     except Exception as error:
         raise OSError(f"cannot decode audio file {path}: {error}") from None
     return samples.mean(axis=1, dtype=np.float32), int(rate)
+
+
+def audio_file_problem(path: str | Path, min_seconds: float = MIN_AUDIO_SECONDS) -> str | None:
+    """Why ``path`` is not usable audio, or ``None`` if it is.
+
+    The whole file is decoded (a header alone can promise frames a truncated file does not hold), so this
+    catches unreadable, empty (0-sample), truncated and too-short files before any inference.
+
+    Args:
+        path: an audio file soundfile can read (wav, flac, ogg, mp3 ...).
+        min_seconds: shortest accepted duration in seconds (default :data:`MIN_AUDIO_SECONDS`).
+
+    Returns:
+        ``None``, or a one-line reason such as ``"not readable audio (...)"`` or ``"0.000 s long, shorter
+        than the 0.1 s minimum"``, for the caller to put in its data error with the file and row.
+    """
+    import soundfile
+
+    try:
+        samples, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
+    except Exception as error:  # soundfile raises LibsndfileError/RuntimeError variants
+        return f"not readable audio ({error})"
+    seconds = len(samples) / rate if rate else 0.0
+    if seconds < min_seconds:
+        return f"{seconds:.3f} s long, shorter than the {min_seconds} s minimum (empty or truncated file)"
+    return None
 
 
 def _cut(samples: np.ndarray, rate: int, max_seconds: float | None, path: str) -> np.ndarray:
