@@ -20,10 +20,29 @@ Column names live in one table, ``parsa/column_map.json``; a JSON file named by 
 overrides any part of it (see :func:`column_map`).
 
 Every row is checked before inference, and the first problem stops the load with the file, the row
-number, the row id, the column and the mapping key to override: required column missing or empty, duplicate
-id, audio path absolute or escaping the root (``..``, symlinks), audio file missing or unreadable, gold label
-not one of the task's labels (``parsa.tasks.TASKS[task].labels``), option number out of range, malformed
-option list or entity list.
+number, the row id, the column and the mapping key to override. The checks cover every way scoring
+(:mod:`parsa.scoring`, :mod:`parsa.metrics`, :mod:`parsa.prompts`) can fail on gold data, so a run that starts
+cannot crash in scoring:
+
+- rows: required column missing or empty, duplicate id, no rows at all;
+- audio: path absolute or escaping the root (``..``, symlinks), file missing, or unusable by
+  :func:`lmms_eval_tasks.audio.audio_file_problem` (undecodable, 0 samples, truncated, shorter than 0.1 s; the
+  whole file is decoded); embedded parquet bytes the same, the error naming the row and column, not the cache;
+- ASR / translation gold: empty after :func:`parsa.normalize.normalize_persian` (punctuation only: WER/CER and
+  chrF++/BLEU undefined); a Persian reference (ASR, En->Fa) with no Persian script (wrong column);
+  translation source transcript empty (COMET's source);
+- classification gold: not one of the task's labels after the same matching as the model's answer
+  (``label_map``, then :func:`parsa.parsing.match_label`);
+- multiple choice: option count not the task's, an option empty after normalisation or two options equal after
+  normalisation (an answer naming it would be ambiguous), gold option number out of range, an ``option_text``
+  gold matching no option or several;
+- NER gold: not a list of ``{"type", "span"}`` objects, a MASSIVE ``[type : span]`` annotation with unbalanced
+  brackets, a type or span empty after normalisation, a type not among the task's entity types;
+- settings (``parsa-data check`` and loading that setting): an empty transcript in ``text``/``audio_ref``,
+  fewer than three rows in ``fewshot``.
+
+``parsa-data check`` also refuses a missing, empty or mis-shaped folder (no task files, e.g. the parent of the
+data folder) in one line naming the likely right path (:func:`suggest_data_root`).
 
 Canonical document (one per row; plain JSON-serialisable dict)::
 
@@ -37,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import hashlib
 import json
 import math
@@ -212,9 +232,92 @@ def data_root(data_dir: str | Path | None = None) -> Path:
     if value == HUB_ROOT_VALUE:
         return download_hub_snapshot()
     root = Path(value).expanduser()
+    origin = f"data folder {value}" if data_dir is not None else f"{DATA_DIR_ENV}={value}"
+    if not root.exists():
+        raise PARSADataError(f"{origin}: no such folder.{_suggestion_text(root)}")
     if not root.is_dir():
-        raise PARSADataError(f"{DATA_DIR_ENV}={value}: not a folder")
+        raise PARSADataError(f"{origin}: is a file, not a folder.{_suggestion_text(root)}")
     return root
+
+
+def _has_task_data(folder: Path, mapping: dict) -> bool:
+    name = mapping["folder"]
+    return (folder / name / f"{name}.csv").is_file() or (folder / f"{name}.parquet").is_file() or ((folder / name).is_dir() and any((folder / name).rglob("*.parquet")))
+
+
+def tasks_present(folder: Path, mappings: dict[str, dict] | None = None) -> list[str]:
+    """The tasks whose files (CSV or parquet layout, see :func:`task_files`) are directly under ``folder``."""
+    mappings = mappings if mappings is not None else column_map()
+    if not folder.is_dir():
+        return []
+    return [task for task, mapping in mappings.items() if _has_task_data(folder, mapping)]
+
+
+def suggest_data_root(path: str | Path, levels_up: int = 2, max_depth: int = 4, max_folders: int = 2000) -> Path | None:
+    """The likely right data folder near ``path``, or ``None``: among the folders within ``max_depth`` levels
+    below the ancestor ``levels_up`` above ``path`` (or above its nearest existing ancestor when ``path`` does not
+    exist; never the file system root; at most ``max_folders`` visited, breadth first), the one holding the most
+    PARSA task folders, the nearest to ``path`` on a tie. So the parent of the data folder, a task folder inside
+    it, a sibling folder or a misspelt path all point at the data folder."""
+    path = Path(path).expanduser().absolute()
+    mappings = column_map()
+    existing = path
+    while not existing.is_dir() and existing != existing.parent:
+        existing = existing.parent
+    top = existing
+    for _ in range(levels_up):
+        if top.parent == top or top.parent == Path(top.anchor):
+            break
+        top = top.parent
+    if top == Path(top.anchor):
+        return None  # never walk the whole file system
+    found, queue, visited = [], [(top, 0)], 0
+    while queue and visited < max_folders:
+        folder, depth = queue.pop(0)
+        visited += 1
+        count = len(tasks_present(folder, mappings)) if folder != path else 0
+        if count:
+            found.append((count, folder))
+        if depth >= max_depth:
+            continue
+        try:
+            children = sorted(c for c in folder.iterdir() if c.is_dir() and not c.is_symlink() and not c.name.startswith("."))
+        except OSError:
+            continue
+        queue += [(child, depth + 1) for child in children]
+    if not found:
+        return None
+
+    def distance(folder: Path) -> int:
+        common = Path(os.path.commonpath([folder, path]))
+        return len(folder.relative_to(common).parts) + len(path.relative_to(common).parts)
+
+    return max(found, key=lambda item: (item[0], -distance(item[1])))[1]
+
+
+def _suggestion_text(path: Path) -> str:
+    found = suggest_data_root(path)
+    if found is None:
+        return f" Give the folder written by `parsa-data download DEST` (it holds task folders such as ASR/ASR.csv), or {DATA_DIR_ENV}=hub."
+    return f" Did you mean {found}? (it holds {len(tasks_present(found))} PARSA task folders)"
+
+
+def check_data_folder(root: Path) -> list[str]:
+    """The tasks present under ``root``; raises when there are none (an empty or mis-shaped folder).
+
+    Raises:
+        PARSADataError: ``root`` holds no task's files (one line: what was looked for, and the likely right path
+            from :func:`suggest_data_root`).
+    """
+    present = tasks_present(root)
+    if present:
+        return present
+    try:
+        empty = not any(root.iterdir())
+    except OSError:
+        empty = False
+    what = "is empty" if empty else "holds no PARSA-Bench task data (looked for <Folder>/<Folder>.csv, <Folder>.parquet or <Folder>/**/*.parquet, e.g. ASR/ASR.csv)"
+    raise PARSADataError(f"{root}: {what}.{_suggestion_text(root)}")
 
 
 def data_source(data_dir: str | Path | None = None) -> str:
@@ -255,9 +358,10 @@ def task_files(root: Path, task: str, mapping: dict) -> tuple[str, list[Path]]:
     many = sorted((root / folder).rglob("*.parquet")) if (root / folder).is_dir() else []
     if many:
         return "parquet", many
+    hint = "" if tasks_present(root) else _suggestion_text(root)
     raise PARSADataError(
         f"{task}: no data under {root}: looked for {csv_file}, {single} and {root / folder}/**/*.parquet "
-        f"(folder name from the column map key {task}.folder; override it with {COLUMN_MAP_ENV})"
+        f"(folder name from the column map key {task}.folder; override it with {COLUMN_MAP_ENV}).{hint}"
     )
 
 
@@ -336,7 +440,7 @@ def _audio_path(row: _Row, root: Path, base: Path, audio_dir: str | None) -> Pat
     value = row.value("audio", required=True)
     if isinstance(value, dict):
         if value.get("bytes"):
-            return _cached_audio_bytes(value["bytes"], value.get("path") or "")
+            return _checked_audio_bytes(row, value["bytes"], value.get("path") or "")
         value = value.get("path")
         if _is_missing(value):
             raise row.error("audio struct has neither bytes nor a path", "audio")
@@ -350,13 +454,26 @@ def _audio_path(row: _Row, root: Path, base: Path, audio_dir: str | None) -> Pat
     found = next((c for c in candidates if c.is_file()), None)
     if found is None:
         raise row.error(f"audio file {relative!r} not found (looked at {', '.join(str(c) for c in candidates)})", "audio")
-    import soundfile
-
-    try:
-        soundfile.info(str(found))
-    except Exception as error:  # soundfile raises LibsndfileError/RuntimeError variants
-        raise row.error(f"audio file {found} is not readable audio ({error})", "audio") from None
+    problem = audio_problem(found)
+    if problem:
+        raise row.error(f"audio file {found} is {problem}", "audio")
     return found.resolve()
+
+
+def audio_problem(path: str | Path) -> str | None:
+    """Why the audio file at ``path`` cannot be used, or ``None``: :func:`lmms_eval_tasks.audio.audio_file_problem`
+    (the whole file is decoded: unreadable, empty/0-sample, truncated, or shorter than
+    ``lmms_eval_tasks.audio.MIN_AUDIO_SECONDS``), remembered per (path, size, mtime) so the several settings of a
+    task loaded in one run decode each file once."""
+    stat = os.stat(path)
+    return _audio_problem_cached(str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=65536)
+def _audio_problem_cached(path: str, size: int, mtime_ns: int) -> str | None:
+    from lmms_eval_tasks.audio import audio_file_problem  # importing it does not import lmms-eval
+
+    return audio_file_problem(path)
 
 
 def audio_cache_dir() -> Path:
@@ -364,6 +481,22 @@ def audio_cache_dir() -> Path:
     from lmms_eval_tasks import cache_dir  # importing it does not import lmms-eval
 
     return cache_dir("parsa_audio")
+
+
+def _checked_audio_bytes(row: _Row, payload: bytes, name: str) -> Path:
+    """Embedded audio bytes written to the cache and decoded; a bad payload is a data error naming the row and
+    the audio column (not the cache file, which is removed)."""
+    column = row.columns.get("audio")
+    try:
+        target = _cached_audio_bytes(bytes(payload), name)
+    except (OSError, TypeError) as error:
+        raise row.error(f"embedded audio bytes in column {column!r} (file name {name!r}) could not be written to the audio cache ({error})", "audio") from None
+    problem = audio_problem(target)
+    if problem:
+        target.unlink(missing_ok=True)
+        problem = problem.replace(str(target), "<embedded bytes>")
+        raise row.error(f"embedded audio bytes in column {column!r} ({len(payload)} bytes, file name {name!r}) are {problem}", "audio")
+    return target
 
 
 def _cached_audio_bytes(payload: bytes, name: str) -> Path:
@@ -411,13 +544,23 @@ def _options(row: _Row) -> list[str]:
         values = [_text(v) for v in _list_cell(row, row.value("options", required=True), f"column {spec!r} must hold", "option texts", "options")]
     if len(values) < 2 or not all(values):
         raise row.error(f"needs at least 2 non-empty options, got {values}", "options")
+    from parsa.normalize import normalize_persian
+
+    keys = [normalize_persian(v) for v in values]
+    for number, (value, key) in enumerate(zip(values, keys), start=1):
+        if not key:
+            raise row.error(f"option {number} {value!r} is empty after Persian normalisation (punctuation only): no answer can name it", "options")
+        if keys.index(key) + 1 != number:
+            raise row.error(f"options {keys.index(key) + 1} and {number} ({values[keys.index(key)]!r}, {value!r}) are the same text after Persian normalisation: an answer naming it is ambiguous", "options")
     return values
 
 
 def _mc_reference(row: _Row, raw: str, options: list[str], form: str) -> str:
     n = len(options)
     if form == "option_text":
-        matches = [i for i, option in enumerate(options, start=1) if option == raw]
+        from parsa.normalize import normalize_persian
+
+        matches = [i for i, option in enumerate(options, start=1) if normalize_persian(option) == normalize_persian(raw)]
         if len(matches) != 1:
             raise row.error(f"gold answer {raw!r} matches {len(matches)} of the options {options}; expected exactly one", "reference")
         return str(matches[0])
@@ -440,17 +583,17 @@ def _mc_reference(row: _Row, raw: str, options: list[str], form: str) -> str:
 
 
 def _canonical_label(row: _Row, raw: str, labels: tuple[str, ...], label_map: dict) -> str:
+    """The canonical label of a gold cell: ``label_map`` first, then the same matching as a model's answer
+    (:func:`parsa.parsing.match_label`: :func:`parsa.normalize.label_key` of the label or an alias of
+    ``parsa/labels.json``), so gold and predictions are compared after one normalisation."""
     mapped = label_map.get(raw, raw)
     if mapped in labels:
         return mapped
-    from parsa.tasks import label_tables
+    from parsa.parsing import match_label
 
-    aliases = label_tables().get(row.task, {}).get("aliases", {})  # other spellings of a label (parsa/labels.json)
-    folded = {" ".join(alias.casefold().split()): label for alias, label in aliases.items()}
-    folded.update({" ".join(label.casefold().split()): label for label in labels})
-    key = " ".join(str(mapped).casefold().split())
-    if key in folded:
-        return folded[key]
+    label = match_label(row.task, str(mapped))
+    if label is not None:
+        return label
     raise row.error(
         f"gold label {raw!r} is not one of the task's labels {list(labels)}; map it with {COLUMN_MAP_ENV} "
         f"{{\"{row.task}\": {{\"label_map\": {{\"{raw}\": \"<label>\"}}}}}}",
@@ -462,16 +605,39 @@ _MASSIVE_SLOT = re.compile(r"\[\s*([^\[\]:]+?)\s*:\s*([^\[\]]+?)\s*\]")
 
 
 def _ner_reference(row: _Row, raw, form: str) -> str:
+    from parsa.normalize import label_key, normalize_persian
+
     if form == "massive":  # MASSIVE's annot_utt: "wake me up [time : ساعت هفت] [date : فردا]"
-        entities = [{"type": t, "span": s} for t, s in _MASSIVE_SLOT.findall(str(raw))]
-        return json.dumps(entities, ensure_ascii=False)
-    value = _list_cell(row, raw, "entities must be", '{"type", "span"} objects', "reference")
-    entities = []
-    for item in value:
-        if not (isinstance(item, dict) and isinstance(item.get("type"), str) and isinstance(item.get("span"), str) and item["type"].strip() and item["span"].strip()):
-            raise row.error(f"entity {item!r} is not an object with non-empty string 'type' and 'span'", "reference")
-        entities.append({"type": item["type"].strip(), "span": item["span"].strip()})
+        text = str(raw)
+        found = _MASSIVE_SLOT.findall(text)
+        if text.count("[") != len(found) or text.count("]") != len(found):
+            raise row.error(f"MASSIVE annotation {text[:80]!r} has {text.count('[')} '[' and {text.count(']')} ']' but {len(found)} well-formed [type : span] slots", "reference")
+        entities = [{"type": t.strip(), "span": s.strip()} for t, s in found]
+    else:
+        value = _list_cell(row, raw, "entities must be", '{"type", "span"} objects', "reference")
+        entities = []
+        for item in value:
+            if not (isinstance(item, dict) and isinstance(item.get("type"), str) and isinstance(item.get("span"), str) and item["type"].strip() and item["span"].strip()):
+                raise row.error(f"entity {item!r} is not an object with non-empty string 'type' and 'span'", "reference")
+            entities.append({"type": item["type"].strip(), "span": item["span"].strip()})
+    for entity in entities:  # scored on label_key(type) and normalize_persian(span): both must keep something
+        if not label_key(entity["type"]) or not normalize_persian(entity["span"]):
+            raise row.error(f"entity {entity} has a type or span that is empty after normalisation (punctuation only): it can never be matched", "reference")
     return json.dumps(entities, ensure_ascii=False)
+
+
+def _check_text_reference(row: _Row, spec, reference: str) -> None:
+    """ASR and translation gold: WER/CER (``parsa.metrics``) and the Persian-target chrF++/BLEU compare
+    :func:`parsa.normalize.normalize_persian` texts, so the reference must keep a word after normalisation; a
+    Persian reference (ASR, En->Fa) must hold Persian script (else the column map points at the wrong column)."""
+    from parsa.normalize import normalize_persian
+    from parsa.parsing import has_persian_script
+
+    what = "transcript" if spec.kind == "asr" else "reference translation"
+    if not normalize_persian(reference):
+        raise row.error(f"the {what} {reference!r} is empty after Persian normalisation (punctuation or symbols only): {'WER/CER are' if spec.kind == 'asr' else 'chrF++/BLEU are'} undefined", "reference")
+    if spec.target_language == "fa" and not has_persian_script(reference):
+        raise row.error(f"the {what} {reference[:60]!r} holds no Persian script (is the column map pointing at the right column?)", "reference")
 
 
 def _document(row: _Row, spec, mapping: dict, root: Path, base: Path, setting: str, number: int) -> dict:
@@ -495,11 +661,15 @@ def _document(row: _Row, spec, mapping: dict, root: Path, base: Path, setting: s
         reference = _canonical_label(row, _text(raw), tuple(spec.labels), mapping.get("label_map") or {})
     elif kind == "ner":
         reference = _ner_reference(row, raw, form)
-        unknown = sorted({e["type"] for e in json.loads(reference)} - set(spec.entity_types)) if spec.entity_types else []
+        from parsa.normalize import label_key
+
+        known = {label_key(t) for t in spec.entity_types}
+        unknown = sorted({e["type"] for e in json.loads(reference) if label_key(e["type"]) not in known}) if spec.entity_types else []
         if unknown:
             raise row.error(f"entity type(s) {unknown} are not among the task's entity types (parsa/labels.json ner.entity_types)", "reference")
     else:
         reference = _text(raw)
+        _check_text_reference(row, spec, reference)
     audio_path = _audio_path(row, root, base, mapping.get("audio_dir"))
     return {"id": row_id, "task": spec.name, "audio_path": str(audio_path), "transcript": transcript,
             "reference": reference, "question": question, "options": options}  # fmt: skip
@@ -584,16 +754,49 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"downloaded to {folder}\nexport {DATA_DIR_ENV}={Path(folder).resolve()}")
         return 0
-    status = 0
+    return check_command(args.data_dir)
+
+
+def check_command(data_dir: str | Path | None = None) -> int:
+    """``parsa-data check``: load every task of ``data_dir`` in every setting it runs in; return the exit status.
+
+    A missing, empty or mis-shaped folder (no task files: e.g. the parent of the data folder) is one error line
+    naming the likely right path, exit 1. Otherwise one line per task (``<task>: N rows OK`` or ``<task>: ERROR
+    <file, row, id, column and what is wrong>``), then, if any task failed, a last line counting them, exit 1.
+    Every check of :func:`load_task_docs` runs (audio decoded, gold validated as scoring will read it), plus the
+    setting-specific ones: a transcript in every row for ``_text``/``_audio_ref``, three or more rows for ``_fewshot``.
+    """
     from parsa.tasks import TASKS
 
-    for task in TASKS:
+    try:
+        root = data_root(data_dir)
+        check_data_folder(root)
+    except PARSADataError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    failed = []
+    for task, spec in TASKS.items():
         try:
-            print(f"{task}: {len(load_task_docs(task, args.data_dir))} rows OK")
+            docs = load_task_docs(task, root)
+            for setting in spec.settings:
+                if setting in ("text", "audio_ref"):
+                    try:
+                        load_task_docs(task, root, setting=setting)  # audio decoding is remembered: cheap
+                    except PARSADataError as error:
+                        raise PARSADataError(f"setting {setting} (task parsa_{task}_{setting}): {error}") from None
+                elif setting == "fewshot":
+                    try:
+                        fewshot_demos(docs)
+                    except PARSADataError as error:
+                        raise PARSADataError(f"setting fewshot (task parsa_{task}_fewshot): {error}") from None
+            print(f"{task}: {len(docs)} rows OK")
         except PARSADataError as error:
             print(f"{task}: ERROR {error}", file=sys.stderr)
-            status = 1
-    return status
+            failed.append(task)
+    if failed:
+        print(f"error: {len(failed)} of {len(TASKS)} PARSA tasks failed the check under {root}: {', '.join(failed)} (details above)", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ macro-F1 strict (ours)      same, with unparseable/refused items kept as wrong p
                             averaged set (their gold class loses recall; no extra class is averaged).
 accuracy                    share of items whose prediction equals the gold (scikit-learn ``accuracy_score``).
 F1-exact (NER)              micro F1 over items of exact (type, span) matches: per item, the predicted and gold
-                            entities are multisets of (type key, normalised span); matches = multiset intersection;
+                            entities are multisets of (type key, normalised span without spaces, see
+                            :func:`entity_key`); matches = multiset intersection;
                             precision = sum matches / sum predicted, recall = sum matches / sum gold.
 WER, CER                    per item, jiwer ``wer``/``cer`` of the normalised reference and hypothesis
                             (:func:`parsa.normalize.normalize_persian`); reported as mean and median over items.
@@ -21,6 +22,9 @@ repetition loop (Rep.%)     a hypothesis holding some n-gram (1 <= n <= 30) :dat
 chrF++, BLEU                sacrebleu corpus scores (chrF++ = ``CHRF(word_order=2)``, BLEU defaults: 13a, exp
                             smoothing), on sacrebleu's 0-100 scale (as everywhere else: "chrF++ 54.3"; the only
                             PARSA metrics not in fractions, to keep the name's usual meaning); signatures reported.
+                            Into Persian the caller normalises both sides first (parsa.scoring: ``chrf_pp``,
+                            ``bleu``) and also reports plain sacrebleu on the raw text (``chrf_pp_raw``,
+                            ``bleu_raw``); these functions score what they are given.
 COMET                       Unbabel ``unbabel-comet`` system score (0-1) from a local checkpoint, only when the package
                             is importable and ``PARSA_COMET_MODEL`` points to a checkpoint; never downloaded.
 majority baseline           share of the most frequent gold class (Table 2's chance, "1/|L| when balanced").
@@ -120,8 +124,11 @@ def _check_aligned(gold: Sequence, predicted: Sequence) -> None:
 
 # ------------------------------------------------------------------------------------ NER
 def entity_key(entity: dict) -> tuple[str, str]:
-    """Matching key of one ``{"type", "span"}`` entity: (:func:`label_key` of the type, normalised span)."""
-    return label_key(str(entity.get("type", ""))), normalize_persian(str(entity.get("span", "")))
+    """Matching key of one ``{"type", "span"}`` entity: (:func:`label_key` of the type, the span after
+    :func:`normalize_persian` with its spaces removed). Spaces go because inside one entity they are spelling, not
+    content: ``کتاب‌خانهٔ ملی``, ``کتابخانه ملی`` and ``کتاب خانه ی ملی`` are one span (a compound written apart is
+    not caught by the normaliser's affix rule)."""
+    return label_key(str(entity.get("type", ""))), normalize_persian(str(entity.get("span", ""))).replace(" ", "")
 
 
 def ner_counts(gold: Sequence[dict], predicted: Sequence[dict]) -> tuple[int, int, int]:

@@ -18,7 +18,8 @@ Step 3, validating the answer per task kind:
   ``labels.json`` (other English words, Persian names). JSON booleans read as ``"true"``/``"false"`` (aliases of
   code_switch). No match -> excluded.
 - multiple choice: an integer; a string of one number in any digit script (``"3"``, ``"۳"``, ``"٣"``,
-  ``"Option 3"``, ``"3)"``, ``"3. <option text>"``); or the text of exactly one option (normalised comparison;
+  ``"Option 3"``, ``"3)"``, ``"3. <option text>"``, ``"گزینهٔ 3"``/``"گزینه‌ی 3"``/``"گزینه 3"``, read after
+  :func:`parsa.normalize.normalize_orthography`); or the text of exactly one option (normalised comparison;
   an option ``"A (B)"`` also matches ``"A"`` or ``"B"``, an option ``"A/B/C"`` matches each part; for vazn and
   sabk, transliterated metre/form words are mapped to Persian first). Out of range or ambiguous -> excluded.
   Option letters (``"B"``) are not accepted: the prompts number the options.
@@ -40,7 +41,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from parsa.normalize import label_key, normalize_persian, to_ascii_digits
+from parsa.normalize import label_key, normalize_orthography, normalize_persian
 from parsa.tasks import get_task, label_tables
 
 FALLBACK_KEYS = ("answer", "label", "prediction", "output", "result", "final_answer", "transcription", "transcript", "translation", "text")
@@ -222,7 +223,8 @@ def match_label(task: str, value: object) -> str | None:
 
 
 # ------------------------------------------------------------------------------------------- options
-_NUMBER_ANSWER = re.compile(r"^\W*(?:option|choice|answer|گزینه(?:\s*ی)?)?\s*[:#]?\s*(\d+)\s*(?:[.)\-:،]|$)(.*)$", re.IGNORECASE | re.DOTALL)
+# Run on normalize_orthography(text): the ezafe of گزینهٔ / گزینه‌ی / گزینه ی is already gone, ZWNJs removed.
+_NUMBER_ANSWER = re.compile(r"^\W*(?:option|choice|answer|گزینه(?:\s*ی)?)?\s*(?:شماره|number|no\.?)?\s*[:#]?\s*(\d+)\s*(?:[.)\-:،]|$)(.*)$", re.IGNORECASE | re.DOTALL)
 _PARENTHESIS = re.compile(r"^(.*?)\((.*?)\)\s*$")
 _PART_SEPARATORS = re.compile(r"[/،,|]")
 
@@ -259,7 +261,7 @@ def match_option(task: str, value: object, options: list[str]) -> tuple[int | No
         value = int(value)
     if isinstance(value, int):
         return (value, "") if 1 <= value <= n else (None, "invalid_option")
-    text = to_ascii_digits(str(value)).strip()
+    text = normalize_orthography(str(value)).strip()
     number = _NUMBER_ANSWER.match(text)
     if number and 1 <= int(number.group(1)) <= n:
         return int(number.group(1)), ""

@@ -17,7 +17,12 @@ Metrics by task kind (fractions 0-1 unless a count; chrF++ and BLEU on sacrebleu
   of scored items that are repetition loops), ``refusal_rate`` (Ref.%: refused / all items), ``wer_median_ci95``,
   ``wer_mean_ci95``.
 - ``translation``: ``comet`` (headline; a ``"not computed: ..."`` string unless configured), ``chrf_pp``, ``bleu``,
-  ``chrf_pp_strict`` (non-scored items as empty hypotheses), ``chrf_pp_ci95``, ``refusal_rate``.
+  ``chrf_pp_raw``, ``bleu_raw``, ``chrf_pp_strict`` (non-scored items as empty hypotheses), ``chrf_pp_ci95``,
+  ``refusal_rate``. Into Persian (``s2tt_en_fa``), ``chrf_pp``, ``bleu``, ``chrf_pp_strict`` and ``chrf_pp_ci95``
+  are computed on :func:`parsa.normalize.normalize_persian` of both hypothesis and reference (Arabic/Persian
+  yeh and kaf, ZWNJ/space/joined spellings, a space before ``؟``, punctuation do not count) and ``chrf_pp_raw``/
+  ``bleu_raw`` are plain sacrebleu on the unnormalised text; into English nothing is normalised (``*_raw`` equal
+  the plain figures). COMET always gets the raw text (a learned metric, trained on unnormalised text).
 - ``classification``: ``macro_f1`` (headline), ``macro_f1_strict``, ``accuracy``, ``accuracy_strict``,
   ``macro_f1_ci95``, ``majority_baseline``, ``normalised_score``.
 - ``multiple_choice``: ``accuracy`` (headline), ``accuracy_strict``, ``accuracy_ci95``, ``majority_baseline``,
@@ -43,13 +48,13 @@ from parsa.normalize import normalize_persian, normalizer_signature
 from parsa.parsing import ParsedAnswer, parse_response
 from parsa.tasks import get_task
 
-SCORING_VERSION = "1"
+SCORING_VERSION = "2"
 STATUSES = ("scored", "excluded", "refused")
 
 _COUNTS = ["scored", "excluded", "refused", "json_fallback", "signature"]
 _METRICS_BY_KIND = {
     "asr": ["wer_median", "wer_mean", "cer_mean", "wer_mean_strict", "wer_fix", "repetition_rate", "refusal_rate", "wer_median_ci95", "wer_mean_ci95"],
-    "translation": ["comet", "chrf_pp", "bleu", "chrf_pp_strict", "chrf_pp_ci95", "refusal_rate"],
+    "translation": ["comet", "chrf_pp", "bleu", "chrf_pp_raw", "bleu_raw", "chrf_pp_strict", "chrf_pp_ci95", "refusal_rate"],
     "classification": ["macro_f1", "macro_f1_strict", "accuracy", "accuracy_strict", "macro_f1_ci95", "majority_baseline", "normalised_score"],
     "multiple_choice": ["accuracy", "accuracy_strict", "accuracy_ci95", "majority_baseline", "normalised_score"],
     "ner": ["f1_exact", "precision_exact", "recall_exact", "f1_exact_strict", "f1_exact_ci95"],
@@ -57,10 +62,10 @@ _METRICS_BY_KIND = {
 
 _RULES = {
     "asr": f"hyp=json[transcription]|raw;refusal=no-persian-script;wer,cer=jiwer-per-item(mean,median);loop=ngram<={metrics.MAX_REPEAT_NGRAM}x>={metrics.LOOP_MIN_COPIES};werfix=collapse-repeats;strict=refused-as-wer1",
-    "translation": "hyp=json[translation]|raw;refusal(fa)=no-persian-script;chrf++,bleu=sacrebleu-corpus(0-100);comet=local-checkpoint;strict=non-scored-as-empty",
+    "translation": "hyp=json[translation]|raw;refusal(fa)=no-persian-script;chrf++,bleu=sacrebleu-corpus(0-100);text(fa-target)=norm-both-sides,raw=unnormalised;text(en-target)=raw;comet=raw-text,local-checkpoint;strict=non-scored-as-empty",
     "classification": "label=key|alias;macro_f1=sklearn-macro(labels=gold|pred,zero_division=0);non-scored-excluded;strict=invalid-as-wrong;baseline=majority-gold-all-items",
     "multiple_choice": "option=int|number-string|option-text;accuracy;non-scored-excluded;strict=invalid-as-wrong;baseline=majority-option-text(fixed)|1/n",
-    "ner": "entities=[{type,span}];match=exact(type-key,normalised-span),multiset;micro-f1-over-items;strict=non-scored-predict-nothing",
+    "ner": "entities=[{type,span}];match=exact(type-key,normalised-span-without-spaces),multiset;micro-f1-over-items;strict=non-scored-predict-nothing",
 }
 
 
@@ -279,24 +284,42 @@ def _agg_wer_mean_ci95(task, records, scored):
 
 
 # translation
+def _translation_texts(task: str, records: list[dict], raw: bool = False) -> tuple[list[str], list[str]]:
+    """``(hypotheses, references)`` of ``records`` (non-scored items as empty hypotheses), normalised with
+    :func:`normalize_persian` on both sides when the task translates into Persian and ``raw`` is false."""
+    hypotheses = [str(r["prediction"]) if r["status"] == "scored" else "" for r in records]
+    references = [str(r["gold"]) for r in records]
+    if raw or get_task(task).target_language != "fa":
+        return hypotheses, references
+    return [normalize_persian(h) for h in hypotheses], [normalize_persian(g) for g in references]
+
+
 def _agg_comet(task, records, scored):
     return metrics.comet_score([r["source"] for r in scored], [r["prediction"] for r in scored], [r["gold"] for r in scored])
 
 
 def _agg_chrf_pp(task, records, scored):
-    return metrics.chrf_pp([r["prediction"] for r in scored], [r["gold"] for r in scored])
+    return metrics.chrf_pp(*_translation_texts(task, scored))
 
 
 def _agg_bleu(task, records, scored):
-    return metrics.bleu([r["prediction"] for r in scored], [r["gold"] for r in scored])
+    return metrics.bleu(*_translation_texts(task, scored))
+
+
+def _agg_chrf_pp_raw(task, records, scored):
+    return metrics.chrf_pp(*_translation_texts(task, scored, raw=True))
+
+
+def _agg_bleu_raw(task, records, scored):
+    return metrics.bleu(*_translation_texts(task, scored, raw=True))
 
 
 def _agg_chrf_pp_strict(task, records, scored):
-    return metrics.chrf_pp([r["prediction"] if r["status"] == "scored" else "" for r in records], [r["gold"] for r in records])
+    return metrics.chrf_pp(*_translation_texts(task, records))
 
 
 def _agg_chrf_pp_ci95(task, records, scored):
-    return metrics.chrf_pp_bootstrap_ci([r["prediction"] for r in scored], [r["gold"] for r in scored])
+    return metrics.chrf_pp_bootstrap_ci(*_translation_texts(task, scored))
 
 
 # classification and multiple choice
@@ -380,7 +403,7 @@ _NEEDS_NO_SCORED = {"wer_mean_strict", "refusal_rate", "chrf_pp_strict", "macro_
 def task_signature(task: str) -> str:
     """sacrebleu-style signature of how ``task`` was scored: rules, normaliser, library versions, bootstrap, unit.
 
-    Example (asr): ``parsa-scoring:1|task:asr|hyp=json[transcription]|raw;...|norm:parsa-fa-1(...)|jiwer-4.0.0|
+    Example (asr): ``parsa-scoring:2|task:asr|hyp=json[transcription]|raw;...|norm:parsa-fa-2(...)|jiwer-4.0.0|
     scikit-learn-1.9.1|sacrebleu-2.6.0|bootstrap:1000,seed:0,percentile95|unit:fraction``. Translation tasks add
     the sacrebleu chrF++/BLEU signatures and the COMET checkpoint (or ``comet:not-computed``).
 

@@ -280,6 +280,203 @@ def test_missing_task_folder_lists_the_places_looked_at(tmp_path):
         data.load_task_docs("vazn", data_dir=tmp_path)
 
 
+# ------------------------------------------- every way scoring can fail on gold is a load error (issue 8 item 6)
+# The list (parsa/data.py module docstring): ASR/translation reference empty after normalisation, a Persian
+# reference without Persian script, classification gold outside the label set, option count / range / empty or
+# duplicate option, NER gold that cannot be parsed or never matched. Each: file, row, id and column named.
+@pytest.mark.parametrize(
+    ("task", "changes", "message"),
+    [("asr", {"transcript": "؟!،."}, "the transcript '؟!،.' is empty after Persian normalisation (punctuation or symbols only): WER/CER are undefined"),
+     ("asr", {"transcript": "«…»"}, "is empty after Persian normalisation"),
+     ("asr", {"transcript": "Hello there"}, "the transcript 'Hello there' holds no Persian script"),
+     ("s2tt_en_fa", {"translation": " ؟ "}, "the reference translation '؟' is empty after Persian normalisation (punctuation or symbols only): chrF++/BLEU are undefined"),
+     ("s2tt_en_fa", {"translation": "Where is the library?"}, "holds no Persian script (is the column map pointing at the right column?)"),
+     ("s2tt_fa_en", {"translation": "..."}, "the reference translation '...' is empty after Persian normalisation"),
+     ("emotion", {"label": "anger!?"}, None),  # punctuation is ignored like in a model's answer: accepted
+     ("emotion", {"label": "angry mood"}, "gold label 'angry mood' is not one of the task's labels"),
+     ("mcqa", {"options": json.dumps(["اصفهان", "تهران", "؟", "تبریز"], ensure_ascii=False)}, "option 3 '؟' is empty after Persian normalisation"),
+     ("mcqa", {"options": json.dumps(["خانهٔ من", "تهران", "خانه\u200cی من", "تبریز"], ensure_ascii=False)}, "options 1 and 3 ('خانهٔ من', 'خانه\\u200cی من') are the same text after Persian normalisation: an answer naming it is ambiguous"),
+     ("mcqa", {"answer": "4.5"}, "gold answer '4.5' is not an option number"),
+     ("mcqa", {"answer": "-1"}, "gold answer '-1' is not an option number"),
+     ("ner", {"entities": json.dumps([{"type": "date", "span": "؟"}], ensure_ascii=False)}, "has a type or span that is empty after normalisation"),
+     ("ner", {"entities": json.dumps([{"type": "date", "span": ["فردا"]}], ensure_ascii=False)}, "is not an object with non-empty string 'type' and 'span'"),
+     ("ner", {"entities": json.dumps({"type": "date", "span": "فردا"}, ensure_ascii=False)}, "entities must be a list of"),
+     ("ner", {"entities": "[{'type': 'date', 'span': 'فردا'}"}, "entities must be a JSON list"),
+     ("vazn", {"answer": "11"}, "gold option '11' is out of range: the row has 10 options, numbered 1-10")],
+)  # fmt: skip
+def test_gold_that_would_break_scoring_is_a_load_error_naming_file_row_id_and_column(tmp_path, task, changes, message):
+    if message is None:
+        assert data.load_task_docs(task, data_dir=edit_first_row(tmp_path, task, **changes))[0]["reference"] == "anger"
+        return
+    error = _error(tmp_path, task, **changes)
+    path = tmp_path / FOLDERS[task] / f"{FOLDERS[task]}.csv"
+    first_id = read_csv(SAMPLE / FOLDERS[task] / f"{FOLDERS[task]}.csv")[0]["id"]
+    assert error.startswith(f"{path} row 1 (id '{first_id}'): ")
+    assert message in error and "[column map key " in error
+
+
+def test_every_loaded_gold_scores_without_error_on_every_sample_task():
+    # the load checks are at least as strict as scoring: every loaded doc scores with an empty and a JSON answer
+    from parsa.scoring import score_response
+
+    for task in TASKS:
+        for doc in data.load_task_docs(task):
+            for response in ("", '{"answer": "1"}'):
+                assert score_response(task, doc, response)["task"] == task
+
+
+def test_option_text_gold_and_label_gold_are_matched_after_the_same_normalisation(tmp_path):
+    root = edit_first_row(tmp_path, "mcqa", only=True, answer="تهران.")  # Tehran is option 2; a full stop is not content
+    assert data.load_task_docs("mcqa", data_dir=root, columns={"mcqa": {"reference_format": "option_text"}})[0]["reference"] == "2"
+    root = edit_first_row(tmp_path / "b", "register", only=True, label="غیر\u200cرسمی")  # alias "غیر رسمی" with a ZWNJ
+    assert data.load_task_docs("register", data_dir=root)[0]["reference"] == "informal"
+
+
+def test_massive_annotation_with_unbalanced_brackets_is_an_error(tmp_path):
+    columns = {"ner": {"reference_format": "massive"}}
+    message = _error(tmp_path, "ner", columns=columns, entities="[date : فردا] [time : ساعت هفت بیدارم کن")
+    assert "MASSIVE annotation '[date : فردا] [time : ساعت هفت بیدارم کن' has 2 '[' and 1 ']' but 1 well-formed [type : span] slots" in message
+    assert "has a type or span that is empty" in _error(tmp_path / "b", "ner", columns=columns, entities="[date : ،] بیدارم کن")
+    assert data.load_task_docs("ner", data_dir=edit_first_row(tmp_path / "c", "ner", only=True, entities="بیدارم کن"), columns=columns)[0]["reference"] == "[]"
+
+
+def test_entity_type_is_checked_after_normalisation(tmp_path):
+    root = edit_first_row(tmp_path, "ner", only=True, entities=json.dumps([{"type": "Date", "span": "فردا"}]))
+    assert json.loads(data.load_task_docs("ner", data_dir=root)[0]["reference"]) == [{"type": "Date", "span": "فردا"}]
+
+
+# ----------------------------------------------------- bad audio is a data error naming the row (issue 8 item 7)
+def _bad_wavs(folder: Path) -> dict[str, Path]:
+    """Hostile clips: a 0-sample wav, a valid wav cut to its first 60 bytes, 0.05 s of audio, and text bytes."""
+    import numpy
+    import soundfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    made = {"empty": folder / "empty.wav", "truncated": folder / "truncated.wav", "short": folder / "short.wav", "garbage": folder / "garbage.wav"}
+    soundfile.write(made["empty"], numpy.zeros(0, dtype="float32"), 16000, subtype="PCM_16")
+    made["truncated"].write_bytes((SAMPLE / "ASR" / "Audios" / "asr_01.wav").read_bytes()[:60])
+    soundfile.write(made["short"], numpy.zeros(800, dtype="float32"), 16000, subtype="PCM_16")  # 800 / 16000 = 0.05 s
+    made["garbage"].write_bytes(b"\x00\x01garbage, not audio" * 20)
+    return made
+
+
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [("empty", "0.000 s long, shorter than the 0.1 s minimum (empty or truncated file)"),
+     ("truncated", "s long, shorter than the 0.1 s minimum"),
+     ("short", "0.050 s long, shorter than the 0.1 s minimum"),
+     ("garbage", "is not readable audio")],
+)  # fmt: skip
+def test_empty_truncated_short_or_undecodable_audio_file_is_a_load_error_naming_the_row(tmp_path, kind, message):
+    root = edit_first_row(tmp_path, "gender")
+    bad = _bad_wavs(tmp_path / "bad")[kind]
+    shutil.copy(bad, root / FOLDERS["gender"] / "Audios" / "gender_01.wav")
+    with pytest.raises(data.PARSADataError) as info:
+        data.load_task_docs("gender", data_dir=root)
+    error = str(info.value)
+    assert error.startswith(f"{root / FOLDERS['gender'] / 'Gender-Recognition.csv'} row 1 (id 'gender_01'): audio file ")
+    assert message in error and "[column map key gender.columns.audio;" in error
+
+
+@pytest.mark.parametrize("kind", ["empty", "truncated", "short", "garbage"])
+def test_bad_embedded_parquet_audio_names_the_parquet_row_and_column_not_the_cache(tmp_path, kind):
+    rows = read_csv(SAMPLE / "ASR" / "ASR.csv")
+    for row, doc in zip(rows, data.load_task_docs("asr")):
+        row["audio"] = {"bytes": Path(doc["audio_path"]).read_bytes(), "path": Path(doc["audio_path"]).name}
+    payload = _bad_wavs(tmp_path / "bad")[kind].read_bytes()
+    rows[2]["audio"] = {"bytes": payload, "path": "asr_03.wav"}
+    (tmp_path / "root").mkdir()
+    parquet = tmp_path / "root" / "ASR.parquet"
+    pyarrow.parquet.write_table(pyarrow.Table.from_pylist(rows), parquet)
+    with pytest.raises(data.PARSADataError) as info:
+        data.load_task_docs("asr", data_dir=tmp_path / "root")
+    error = str(info.value)
+    assert error.startswith(f"{parquet} row 3 (id 'asr_03'): embedded audio bytes in column 'audio' ({len(payload)} bytes, file name 'asr_03.wav') are ")
+    assert "parsa_audio" not in error and str(tmp_path / "cache") not in error  # the cache file is not the place to look
+    assert not any(p.stat().st_size == len(payload) for p in (tmp_path / "cache" / "parsa_audio").iterdir())  # bad payload not kept
+
+
+# -------------------------------------------------------------- parsa-data check (issue 8 item 6, issue 12 item 2)
+def _check(capsys, *args) -> tuple[int, str, str]:
+    status = data.main(["check", *map(str, args)])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _sample_copy(root: Path) -> Path:
+    shutil.copytree(SAMPLE, root)
+    return root
+
+
+def test_check_passes_the_sample_with_one_line_per_task(capsys):
+    status, out, err = _check(capsys, SAMPLE)
+    assert status == 0 and err == ""
+    assert out.splitlines()[0] == "asr: 5 rows OK" and len(out.splitlines()) == 16
+
+
+def test_check_fails_on_a_punctuation_only_asr_reference_that_used_to_crash_scoring(tmp_path, capsys):
+    root = _sample_copy(tmp_path / "data")
+    path = root / "ASR" / "ASR.csv"
+    rows = read_csv(path)
+    rows[1]["transcript"] = "؟!"
+    write_csv(path, rows)
+    status, out, err = _check(capsys, root)
+    assert status == 1 and "s2tt_fa_en: 4 rows OK" in out
+    assert f"asr: ERROR {path} row 2 (id 'asr_02'): the transcript '؟!' is empty after Persian normalisation" in err
+    assert err.splitlines()[-1] == f"error: 1 of 16 PARSA tasks failed the check under {root}: asr (details above)"
+
+
+def test_check_fails_on_bad_audio_and_on_settings_the_audio_setting_does_not_use(tmp_path, capsys):
+    root = _sample_copy(tmp_path / "data")
+    shutil.copy(_bad_wavs(tmp_path / "bad")["truncated"], root / "Emotion-Recognition" / "Audios" / "emotion_02.wav")
+    path = root / "Register-Classification" / "Register-Classification.csv"
+    rows = read_csv(path)
+    rows[0]["transcript"] = ""  # fine for parsa_register, fatal for parsa_register_text and _audio_ref
+    write_csv(path, rows)
+    path = root / "Code-Switching" / "Code-Switching.csv"
+    write_csv(path, read_csv(path)[:2])  # too few rows for two few-shot demonstrations + the query
+    status, out, err = _check(capsys, root)
+    assert status == 1 and "asr: 5 rows OK" in out and "emotion" not in out
+    assert "emotion: ERROR " in err and "(id 'emotion_02'): audio file " in err and "shorter than the 0.1 s minimum" in err
+    assert "register: ERROR setting text (task parsa_register_text): " in err and "the transcript is required (task kind classification, setting text)" in err
+    assert "code_switch: ERROR setting fewshot (task parsa_code_switch_fewshot): few-shot needs at least 3 documents" in err
+    assert err.splitlines()[-1].startswith("error: 3 of 16 PARSA tasks failed the check")
+
+
+@pytest.mark.parametrize("where", ["missing", "empty", "parent", "task_folder", "file", "unrelated"])
+def test_check_refuses_a_wrong_folder_in_one_line_naming_the_likely_right_path(tmp_path, capsys, where):
+    real = _sample_copy(tmp_path / "work" / "PARSA" / "data")
+    (tmp_path / "work" / "empty").mkdir()
+    (tmp_path / "work" / "notes.txt").write_text("x", encoding="utf-8")
+    (tmp_path / "work" / "unrelated" / "stuff").mkdir(parents=True)
+    given = {"missing": tmp_path / "work" / "PARSA" / "dta", "empty": tmp_path / "work" / "empty", "parent": tmp_path / "work" / "PARSA",
+             "task_folder": real / "ASR", "file": tmp_path / "work" / "notes.txt", "unrelated": tmp_path / "work" / "unrelated" / "stuff"}[where]  # fmt: skip
+    status, out, err = _check(capsys, given)
+    assert status == 1 and out == "" and len(err.splitlines()) == 1
+    expected = {"missing": f"error: data folder {given}: no such folder.", "empty": f"error: {given}: is empty.",
+                "parent": f"error: {given}: holds no PARSA-Bench task data", "task_folder": f"error: {given}: holds no PARSA-Bench task data",
+                "file": f"error: data folder {given}: is a file, not a folder.", "unrelated": f"error: {given}: is empty."}[where]  # fmt: skip
+    assert err.startswith(expected)
+    assert f"Did you mean {real}? (it holds 16 PARSA task folders)" in err
+
+
+def test_check_with_no_task_data_nearby_says_how_to_get_it(tmp_path, capsys):
+    nothing = tmp_path / "a" / "b" / "nothing"  # the search goes two levels up: tmp_path/a holds no data
+    nothing.mkdir(parents=True)
+    status, out, err = _check(capsys, nothing)
+    assert status == 1 and out == "" and err.strip() == f"error: {nothing}: is empty. Give the folder written by `parsa-data download DEST` (it holds task folders such as ASR/ASR.csv), or PARSA_DATA_DIR=hub."
+
+
+def test_loading_from_a_mis_shaped_folder_suggests_the_data_folder(tmp_path, monkeypatch):
+    real = _sample_copy(tmp_path / "PARSA" / "data")
+    monkeypatch.setenv(data.DATA_DIR_ENV, str(tmp_path / "PARSA"))
+    with pytest.raises(data.PARSADataError, match=rf"asr: no data under .*Did you mean {real}\? \(it holds 16 PARSA task folders\)"):
+        data.load_task_docs("asr")
+    monkeypatch.setenv(data.DATA_DIR_ENV, str(tmp_path / "PARSA" / "dat"))
+    with pytest.raises(data.PARSADataError, match=rf"PARSA_DATA_DIR=.*dat: no such folder. Did you mean {real}\?"):
+        data.load_task_docs("asr")
+
+
 # ------------------------------------------------------------------------------------------ hub
 def _http_error(cls, status):
     response = httpx2.Response(status, request=httpx2.Request("GET", f"https://huggingface.co/api/datasets/{data.HUB_REPO_ID}"))

@@ -165,5 +165,104 @@ def test_aggregate_rejects_unknown_metrics_and_foreign_records():
 
 def test_signature_states_rules_normaliser_versions_and_unit():
     signature = aggregate("emotion", "signature", [])
-    assert signature.startswith("parsa-scoring:1|task:emotion|label=key|alias;macro_f1=sklearn-macro(labels=gold|pred,zero_division=0)")
-    assert "|norm:parsa-fa-1(" in signature and "|scikit-learn-" in signature and signature.endswith("|bootstrap:1000,seed:0,percentile95|unit:fraction")
+    assert signature.startswith("parsa-scoring:2|task:emotion|label=key|alias;macro_f1=sklearn-macro(labels=gold|pred,zero_division=0)")
+    assert "|norm:parsa-fa-2(" in signature and ";zwnj=join;ezafe-y=drop;affixes=join)" in signature and "|scikit-learn-" in signature and signature.endswith("|bootstrap:1000,seed:0,percentile95|unit:fraction")
+
+
+# ------------------------------------------------------------------ Persian spelling variants (issue 8 item 4)
+def _asr_record(reference, hypothesis):
+    return score_response("asr", {"id": "a", "reference": reference}, json.dumps({"transcription": hypothesis}, ensure_ascii=False))
+
+
+@pytest.mark.parametrize(
+    ("reference", "hypothesis"),
+    [("بندر\u200cها شلوغ است", "بندرها شلوغ است"),  # the issue's example (WER 0.5 before)
+     ("بندر\u200cها شلوغ است", "بندر ها شلوغ است"),
+     ("من هر روز به مدرسه می\u200cروم", "من هر روز به مدرسه میروم"),
+     ("من هر روز به مدرسه می\u200cروم", "من هر روز به مدرسه می روم"),
+     ("این کتاب بزرگ\u200cتر است", "این کتاب بزرگتر است"),
+     ("آنها نمی\u200cتوانند بیایند", "آنها نمی توانند بیایند"),
+     ("نامه\u200cای نوشتم", "نامه ای نوشتم"),
+     ("خانهٔ ما کوچک است", "خانه\u200cی ما کوچک است"),
+     ("كتاب\u200cهاي من", "کتاب های من")],
+)  # fmt: skip
+def test_asr_one_word_in_zwnj_joined_or_spaced_spelling_is_wer_and_cer_zero(reference, hypothesis):
+    record = _asr_record(reference, hypothesis)
+    assert (record["wer"], record["cer"]) == (0.0, 0.0)
+
+
+def test_asr_real_errors_still_count_after_joining():
+    # ref بندرها|شلوغ|است (3 words), hyp بندرها|خلوت|است: one substitution -> WER 1/3
+    assert _asr_record("بندر\u200cها شلوغ است", "بندر ها خلوت است")["wer"] == pytest.approx(1 / 3)
+    # a dropped plural is a real error: بندرها vs بندر -> 1 substitution of 3 words
+    assert _asr_record("بندر\u200cها شلوغ است", "بندر شلوغ است")["wer"] == pytest.approx(1 / 3)
+    # CER: "بندرها شلوغ است" (15 chars) vs "بندر شلوغ است": 2 deletions -> 2/15
+    assert _asr_record("بندر\u200cها شلوغ است", "بندر شلوغ است")["cer"] == pytest.approx(2 / 15)
+
+
+@pytest.mark.parametrize("answer", ["گزینهٔ 2", "گزینه\u200cی 2", "گزینه ی ۲", "گزینۀ 2", "گزینه\u200c2", "گزینه شماره ۲", "گزینهٔ ۲)", "2"])
+def test_option_number_with_ezafe_in_any_spelling_is_option_2(answer):
+    doc = {"id": "m", "reference": "2", "options": ["اصفهان", "تهران", "شیراز", "تبریز"]}
+    record = score_response("mcqa", doc, json.dumps({"answer": answer}, ensure_ascii=False))
+    assert (record["status"], record["prediction"], record["correct"]) == ("scored", 2, True)
+
+
+@pytest.mark.parametrize("answer", ["خانهٔ پدری", "خانه\u200cی پدری", "خانه ی پدری", "خانه پدری", "خانۀ پدري"])
+def test_option_text_with_ezafe_zwnj_or_arabic_letters_matches_its_option(answer):
+    doc = {"id": "m", "reference": "3", "options": ["مدرسه", "کتاب\u200cخانه", "خانه\u200cی پدری", "بازار"]}
+    record = score_response("mcqa", doc, json.dumps({"answer": answer}, ensure_ascii=False))
+    assert (record["prediction"], record["correct"]) == (3, True)
+    record = score_response("mcqa", doc, json.dumps({"answer": "کتاب خانه"}, ensure_ascii=False))
+    assert record["prediction"] == 2
+
+
+@pytest.mark.parametrize("answer", ["غیر\u200cرسمی", "غیررسمی", "غیر رسمی", "محاوره ای", "محاوره\u200cای", "محاورهای"])
+def test_persian_label_in_any_zwnj_spelling_is_the_same_label(answer):
+    record = score_response("register", {"id": "r", "reference": "informal"}, json.dumps({"register": answer}, ensure_ascii=False))
+    assert (record["prediction"], record["correct"]) == ("informal", True)
+
+
+def test_ner_span_in_another_zwnj_spelling_matches():
+    doc = {"id": "n", "reference": json.dumps([{"type": "place_name", "span": "کتاب\u200cخانهٔ ملی"}], ensure_ascii=False)}
+    record = score_response("ner", doc, json.dumps({"entities": [{"type": "place_name", "span": "کتاب خانه ی ملي"}]}, ensure_ascii=False))
+    assert (record["matches"], record["n_predicted"], record["n_gold"]) == (1, 1, 1)
+    record = score_response("ner", doc, json.dumps({"entities": [{"type": "place_name", "span": "کتابخانه مرکزی"}]}, ensure_ascii=False))
+    assert record["matches"] == 0  # another library is another entity
+
+
+EN_FA_REFERENCES = ["آیا امروز به کتابخانه می\u200cروی؟", "کودکان در پارک بازی می\u200cکنند و مادرشان کتاب می\u200cخواند."]
+EN_FA_HYPOTHESES = ["آیا امروز به کتابخانه می\u200cروی ؟",  # a space before ؟
+                    "كودكان در پارك بازي مي\u200cكنند و مادرشان كتاب مي\u200cخواند."]  # Arabic kaf and yeh  # fmt: skip
+
+
+def _translation_result(task, references, hypotheses):
+    docs = [{"id": str(i), "reference": r, "transcript": "source"} for i, r in enumerate(references)]
+    return _all(task, _records(task, docs, [json.dumps({"translation": h}, ensure_ascii=False) for h in hypotheses]))
+
+
+def test_en_fa_spelling_variants_cost_nothing_and_the_raw_sacrebleu_figure_is_reported_beside():
+    result = _translation_result("s2tt_en_fa", EN_FA_REFERENCES[:1], EN_FA_HYPOTHESES[:1])
+    assert result["bleu"] == pytest.approx(100.0) and result["chrf_pp"] == pytest.approx(100.0)
+    # raw 13a BLEU: ref 5 tokens, hyp 6 (the ؟ split off); matches 4/6, 3/5, 2/4, 1/3; BP 1
+    # -> (4/6 * 3/5 * 2/4 * 1/3) ** (1/4) = (1/15) ** 0.25 = 0.50813 -> 50.81
+    assert result["bleu_raw"] == pytest.approx(100 * (1 / 15) ** 0.25)
+    result = _translation_result("s2tt_en_fa", EN_FA_REFERENCES[1:], EN_FA_HYPOTHESES[1:])
+    assert result["bleu"] == pytest.approx(100.0) and result["chrf_pp"] == pytest.approx(100.0) and result["chrf_pp_strict"] == pytest.approx(100.0)
+    # raw: only در، و، مادرشان match (3 of 9 unigrams, no longer n-gram in common): sacrebleu's exp smoothing
+    # gives 9.98 BLEU; chrF++ 43.75 (sacrebleu 2.6.0)
+    assert result["bleu_raw"] == pytest.approx(9.980099403873663)
+    assert result["chrf_pp_raw"] == pytest.approx(43.75387058189809)
+    assert result["chrf_pp_ci95"] == [pytest.approx(100.0), pytest.approx(100.0)]
+    assert "text(fa-target)=norm-both-sides,raw=unnormalised" in result["signature"] and "|norm:parsa-fa-2(" in result["signature"]
+
+
+def test_en_fa_real_differences_still_count():
+    result = _translation_result("s2tt_en_fa", ["کودکان در پارک بازی می\u200cکنند."], ["کودکان در خانه بازی می\u200cکنند."])
+    # normalised: کودکان در پارک بازی میکنند vs کودکان در خانه بازی میکنند: 4/5, 2/4, 1/3, 0/2 -> smoothed, < 100
+    assert result["bleu"] < 60 and result["chrf_pp"] < 80
+
+
+def test_fa_en_is_not_normalised_so_raw_equals_reported():
+    result = _translation_result("s2tt_fa_en", ["Are you going to the library today?"], ["are you going to the library today ?"])
+    assert result["bleu"] == result["bleu_raw"] and result["chrf_pp"] == result["chrf_pp_raw"]
+    assert result["bleu"] < 100  # case and the space before ? count, as in plain sacrebleu
