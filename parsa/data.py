@@ -29,7 +29,7 @@ cannot crash in scoring:
   :func:`lmms_eval_tasks.audio.audio_file_problem` (undecodable, 0 samples, truncated, shorter than 0.1 s; the
   whole file is decoded); embedded parquet bytes the same, the error naming the row and column, not the cache;
 - ASR / translation gold: empty after :func:`parsa.normalize.normalize_persian` (punctuation only: WER/CER and
-  chrF++/BLEU undefined); a Persian reference (ASR, En->Fa) with no Persian script (wrong column);
+  chrF++/BLEU undefined); a Persian reference (ASR, En->Fa) in another script (wrong column);
   translation source transcript empty (COMET's source);
 - classification gold: not one of the task's labels after the same matching as the model's answer
   (``label_map``, then :func:`parsa.parsing.match_label`);
@@ -629,14 +629,15 @@ def _ner_reference(row: _Row, raw, form: str) -> str:
 def _check_text_reference(row: _Row, spec, reference: str) -> None:
     """ASR and translation gold: WER/CER (``parsa.metrics``) and the Persian-target chrF++/BLEU compare
     :func:`parsa.normalize.normalize_persian` texts, so the reference must keep a word after normalisation; a
-    Persian reference (ASR, En->Fa) must hold Persian script (else the column map points at the wrong column)."""
+    Persian reference (ASR, En->Fa) written in letters must hold Persian script (else the column map points at the
+    wrong column); a digits-only reference (``۱۴۰۲``) is accepted."""
     from parsa.normalize import normalize_persian
     from parsa.parsing import has_persian_script
 
     what = "transcript" if spec.kind == "asr" else "reference translation"
     if not normalize_persian(reference):
         raise row.error(f"the {what} {reference!r} is empty after Persian normalisation (punctuation or symbols only): {'WER/CER are' if spec.kind == 'asr' else 'chrF++/BLEU are'} undefined", "reference")
-    if spec.target_language == "fa" and not has_persian_script(reference):
+    if spec.target_language == "fa" and not has_persian_script(reference) and any(ch.isalpha() for ch in reference):
         raise row.error(f"the {what} {reference[:60]!r} holds no Persian script (is the column map pointing at the right column?)", "reference")
 
 

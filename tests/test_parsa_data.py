@@ -292,6 +292,7 @@ def test_missing_task_folder_lists_the_places_looked_at(tmp_path):
      ("s2tt_en_fa", {"translation": " ؟ "}, "the reference translation '؟' is empty after Persian normalisation (punctuation or symbols only): chrF++/BLEU are undefined"),
      ("s2tt_en_fa", {"translation": "Where is the library?"}, "holds no Persian script (is the column map pointing at the right column?)"),
      ("s2tt_fa_en", {"translation": "..."}, "the reference translation '...' is empty after Persian normalisation"),
+     ("asr", {"transcript": "۱۴۰۲"}, None),  # digits only: no letters in any script, accepted
      ("emotion", {"label": "anger!?"}, None),  # punctuation is ignored like in a model's answer: accepted
      ("emotion", {"label": "angry mood"}, "gold label 'angry mood' is not one of the task's labels"),
      ("mcqa", {"options": json.dumps(["اصفهان", "تهران", "؟", "تبریز"], ensure_ascii=False)}, "option 3 '؟' is empty after Persian normalisation"),
@@ -306,7 +307,8 @@ def test_missing_task_folder_lists_the_places_looked_at(tmp_path):
 )  # fmt: skip
 def test_gold_that_would_break_scoring_is_a_load_error_naming_file_row_id_and_column(tmp_path, task, changes, message):
     if message is None:
-        assert data.load_task_docs(task, data_dir=edit_first_row(tmp_path, task, **changes))[0]["reference"] == "anger"
+        expected = {"asr": "۱۴۰۲", "emotion": "anger"}[task]
+        assert data.load_task_docs(task, data_dir=edit_first_row(tmp_path, task, **changes))[0]["reference"] == expected
         return
     error = _error(tmp_path, task, **changes)
     path = tmp_path / FOLDERS[task] / f"{FOLDERS[task]}.csv"
