@@ -37,11 +37,10 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Union
 
 from loguru import logger
 
@@ -170,6 +169,10 @@ class JudgeReply:
         return self.error is None
 
 
+class JudgeCacheError(RuntimeError):
+    """The judge cache file cannot be created or opened (not a damaged file: those are replaced)."""
+
+
 def _is_damaged(error: sqlite3.DatabaseError) -> bool:
     """True when SQLite says the file is not a database or is corrupt (not for locks or missing permissions)."""
     name = getattr(error, "sqlite_errorname", "")
@@ -194,11 +197,19 @@ class JudgeCache:
     """
 
     def __init__(self, path: Path) -> None:
+        """Open (or create) the cache at ``path``.
+
+        Raises:
+            JudgeCacheError: the file or its folder cannot be created or opened (message names the path).
+        """
         self.path = Path(path)
         self.recovered: list[dict] = []  # {"path", "moved_to", "error"} per damaged file moved aside
         self._recover_lock = threading.Lock()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._guarded(self._create)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._guarded(self._create)
+        except (OSError, sqlite3.Error) as error:
+            raise JudgeCacheError(f"judge cache {self.path} cannot be used: {error}") from error
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite3.connect(self.path, timeout=60)
@@ -296,7 +307,7 @@ NO_VALID_SCORE = "no valid score"
 NOT_JUDGED = "not judged"
 
 #: What a validator returns: None when the reply is usable, else the reason it is not.
-Validator = Callable[[str], Union[str, None]]
+Validator = Callable[[str], str | None]
 
 
 class Judge:
@@ -504,7 +515,7 @@ class Judge:
                     return
                 try:
                     reply = self.complete(requests[index], validators[index])
-                except Exception as error:  # a cache or score-function error fails this call, not the pass
+                except Exception as error:  # noqa: BLE001 - a cache or score-function error fails this call, not the pass
                     reply = self._failed("internal error", f"{type(error).__name__}: {self._scrub(error)}", 0)
                 finished.put((index, reply))
 
@@ -586,7 +597,7 @@ def _scrub(error: object, config: JudgeConfig, limit: int = 200) -> str:
 # ------------------------------------------------------------------------------------ score functions
 #: What a task's score function returns for one reply: the score (a finite number) when the reply yields a
 #: valid one; otherwise a one-line reason (str), or None for "no score in the reply".
-ScoreResult = Union[float, int, str, None]
+ScoreResult = float | int | str | None
 ScoreFunction = Callable[[str], ScoreResult]
 
 
@@ -612,7 +623,7 @@ def _reason_unusable(validate: Validator | None, content: str) -> str | None:
         return None
     try:
         return validate(content)
-    except Exception as error:  # a score function that raises makes this reply unusable, loudly
+    except Exception as error:  # noqa: BLE001 - a score function that raises makes this reply unusable, loudly
         return f"the score function raised {type(error).__name__}: {error}"
 
 
@@ -654,9 +665,9 @@ class JudgedTask:
     provenance: dict
 
 
-_PASSES: dict[str, Union[JudgedTask, str]] = {}
+_PASSES: dict[str, JudgedTask | str] = {}
 _SHOWN_FAILURES = 20
-_LOGGED: set[str] = set()
+_LOGGED: set[tuple[str, str]] = set()
 
 
 def item_label(item: dict) -> str:
@@ -706,13 +717,13 @@ def judge_task(
     except ValueError as error:
         return _log_once(f"not computed: {error}", task)
     if not config.configured:
-        return config.not_configured_reason()
+        return _log_once(config.not_configured_reason(), task)
     memo_key = hashlib.sha256(json.dumps([task, items, repr(config)], ensure_ascii=False, sort_keys=True, default=str).encode("utf-8")).hexdigest()
     if memo_key in _PASSES:
         return _PASSES[memo_key]
     try:
         result: JudgedTask | str = _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes, config, official_score)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001 - any judge error costs only the judged metrics, never the run
         result = f"not computed: the judge failed ({type(error).__name__}: {_scrub(error, config)})"
         logger.opt(exception=error).error(f"judge {task}: {result}; the task's other metrics and other tasks are not affected")
     _PASSES[memo_key] = result
@@ -784,8 +795,9 @@ def _log_summary(task: str, dimensions: dict[str, JudgedDimension], provenance: 
 
 
 def _log_once(message: str, task: str) -> str:
-    if message not in _LOGGED:
-        _LOGGED.add(message)
+    """Warn ``message`` once per task and process (the task's aggregations each ask), and return it."""
+    if (task, message) not in _LOGGED:
+        _LOGGED.add((task, message))
         logger.warning(f"judge {task}: {message}")
     return message
 

@@ -261,9 +261,11 @@ def test_out_of_range_and_first_digit_not_the_score_are_judge_failed_and_counted
     assert result.provenance["official_rule_differs"] == 3 and result.provenance["per_metric"]["llm_bf"]["official_rule_differs"] == 3
     assert result.provenance["per_metric"]["llm_bf"]["failed_items"][1] == "doc-c: the official first-digit rule reads 1 from the reply '10', but its score is 10"
     assert log_lines == [
-        "judge mcga_s2tt: 4 of 6 judge scores (66.7%) are judge_failed and left out of the means; the official rule would have scored 3 "
-        "of them (cache hits 0, API calls 6); first: llm_bf doc-b: score 0 in the reply '0' is outside the rubric's integer 1-5 "
-        "(the official first-digit rule counts it); all listed in the 'judge' metric"
+        (
+            "judge mcga_s2tt: 4 of 6 judge scores (66.7%) are judge_failed and left out of the means; the official rule would have scored 3 "
+            "of them (cache hits 0, API calls 6); first: llm_bf doc-b: score 0 in the reply '0' is outside the rubric's integer 1-5 "
+            "(the official first-digit rule counts it); all listed in the 'judge' metric"
+        )
     ]
 
 
@@ -413,3 +415,12 @@ def test_ctrl_c_stops_judging_within_seconds_and_keeps_finished_replies(tmp_path
         finally:
             del os.environ["TEST_JUDGE_KEY"]
     assert (result.provenance["cache_hits"], result.provenance["api_calls"]) == (4, 8) and result.dimensions["d"].values == (4.0,) * 12
+
+
+def test_a_cache_path_that_cannot_be_used_is_an_error_naming_it(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(judge.JudgeCacheError, match=r"judge cache .*/file/c.sqlite3 cannot be used: \[Errno 17\] File exists"):
+        judge.JudgeCache(tmp_path / "file" / "c.sqlite3")
+    (tmp_path / "folder.sqlite3").mkdir()
+    with pytest.raises(judge.JudgeCacheError, match="folder.sqlite3 cannot be used: unable to open database file"):
+        judge.JudgeCache(tmp_path / "folder.sqlite3")

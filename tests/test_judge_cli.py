@@ -135,9 +135,10 @@ def test_fault_injected_run_reports_failed_items_instead_of_zeros(lmms_eval_cli,
 
 def test_judged_tasks_run_without_a_judge_and_say_why(lmms_eval_cli, offline_env, tmp_path):
     env = {k: v for k, v in offline_env.items() if k != "DEEPSEEK_API_KEY"}
-    results, _ = lmms_eval(lmms_eval_cli, env, tmp_path / "out", "mcga_s2tt,mcga_sec", "replay", f"predictions={ROWS}")
+    results, log = lmms_eval(lmms_eval_cli, env, tmp_path / "out", "mcga_s2tt,mcga_sec", "replay", f"predictions={ROWS}")
     r = results["results"]
     reason = "not computed: no judge configured (set DEEPSEEK_API_KEY; see docs/judge.md)"
+    assert f"judge mcga_s2tt: {reason}" in log and f"judge mcga_sec: {reason}" in log
     assert r["mcga_s2tt"]["llm_b,none"] == reason and r["mcga_sec"]["llm_c,none"] == reason and r["mcga_sec"]["judge,none"] == reason
     assert r["mcga_sec"]["cer_sentences,none"] == pytest.approx(EXPECTED["sec_cer_sentences"], abs=1e-9)
     assert r["mcga_s2tt"]["chrf_pp,none"] > 0
@@ -185,7 +186,7 @@ def test_an_error_inside_judging_costs_only_the_judged_metrics(lmms_eval_cli, of
     r = results["results"]
     assert r["mcga_sqa"]["f1_official,none"] == pytest.approx(EXPECTED["sqa_f1"], abs=1e-9)
     assert r["mcga_sec"]["cer_sentences,none"] == pytest.approx(EXPECTED["sec_cer_sentences"], abs=1e-9)
-    reason = f"not computed: the judge failed (FileExistsError: [Errno 17] File exists: '{blocker}')"
+    reason = f"not computed: the judge failed (JudgeCacheError: judge cache {blocker}/judge.sqlite3 cannot be used: [Errno 17] File exists: '{blocker}')"
     for metric in ("sec_p", "llm_c", "judge_failed", "official_rule_differs", "judge"):
         assert r["mcga_sec"][f"{metric},none"] == reason
     assert f"judge mcga_sec: {reason}; the task's other metrics and other tasks are not affected" in log
