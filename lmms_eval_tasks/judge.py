@@ -724,7 +724,7 @@ def judge_task(
     try:
         result: JudgedTask | str = _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes, config, official_score)
     except Exception as error:  # noqa: BLE001 - any judge error costs only the judged metrics, never the run
-        result = f"not computed: the judge failed ({type(error).__name__}: {_scrub(error, config)})"
+        result = f"not computed: the judge failed ({type(error).__name__}: {_scrub(error, config, limit=1000)})"
         logger.opt(exception=error).error(f"judge {task}: {result}; the task's other metrics and other tasks are not affected")
     _PASSES[memo_key] = result
     return result
