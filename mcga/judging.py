@@ -14,6 +14,12 @@ Deliberate differences from the official script (all in the direction of "no sil
   SEC reply with no number scores 0.
 - Retries: the official SEC code tries 3 times with 1 s pauses, its S2TT code once; we retry both on
   timeouts, 429 and 5xx with exponential backoff (``AUDIO_JUDGE_MAX_ATTEMPTS``, default 3).
+- Range and reading checks (:func:`s2tt_judge_score`, :func:`sec_judge_score`): a reply whose score is
+  outside the rubric (S2TT ``0``; SEC-P ``[3/2]``), on another scale (``[8/10]``), or whose first digit /
+  first integer is not its score (``评分（1-5分）：4`` reads 1 under the official rule; a Markdown table
+  without ``[x/N]`` reads its first sentence number) is judge_failed with the reason, where the official
+  script would have counted the number it read. :func:`official_s2tt_score` and
+  :func:`official_sec_score` keep the official readings; the checks are a separate layer on top.
 
 Everything else (prompts, messages, ``max_tokens``, temperature, output splitting, score extraction,
 means and scaling) follows the official script.
@@ -101,6 +107,74 @@ def official_s2tt_score(reply: str | None) -> int | None:
     return int(match.group()) if match else None
 
 
+#: The S2TT rubric: integer scores 1-5 (official prompts "1 point" ... "5 point").
+S2TT_SCORE_RANGE = (1, 5)
+
+_NUMBER = r"\d+(?:\.\d+)?"
+#: A range spec such as ``1-5`` or ``0～2`` (the rubric quoted back, not a score).
+_RANGE_SPEC = re.compile(rf"{_NUMBER}\s*(?:-|–|—|~|～|〜|至|到|\bto\b)\s*{_NUMBER}", re.IGNORECASE)
+#: A scale mention such as ``/5``, ``out of 5`` or ``满分5``: group 1 is the scale maximum.
+_SCALE = re.compile(rf"(?:/|\bout\s+of\b|满分(?:为|是|:|：)?)\s*({_NUMBER})", re.IGNORECASE)
+
+
+def _score_numbers(reply: str) -> tuple[list[float], list[float]]:
+    """``(score candidates, scale maxima)`` in a judge reply: every number that is not part of a range spec
+    (``1-5``) or a scale mention (``/5``, ``out of 5``, ``满分5``), and the maxima those scale mentions name."""
+    text = _RANGE_SPEC.sub(" ", reply)
+    maxima = [float(m) for m in _SCALE.findall(text)]
+    text = _SCALE.sub(" ", text)
+    return [float(n) for n in re.findall(_NUMBER, text)], maxima
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if value == int(value) else str(value)
+
+
+def _check_reading(reply: str, official: float, low: int, high: int, integer: bool, rule: str) -> float | str:
+    """The score ``official`` if it is the reply's one score and lies on the rubric, else the reason it is not.
+
+    The reply's score is its one distinct number once range specs and scale mentions are set aside; a reply
+    with none or several, a scale other than ``high``, a reading that differs from ``official``, a fraction
+    where the rubric has integers, or a value outside ``low``-``high`` has no valid score.
+    """
+    shown = _snippet(reply)
+    candidates, maxima = _score_numbers(reply)
+    scale = next((m for m in maxima if m != high), None)
+    if scale is not None:
+        return f"the reply {shown} scores on a 0-{_number(scale)} scale, not the rubric's {low}-{high}; {rule} reads {_number(official)}"
+    distinct = sorted(set(candidates), key=candidates.index)
+    if len(distinct) > 1:
+        return f"the reply {shown} holds several numbers ({', '.join(map(_number, distinct))}); {rule} reads {_number(official)}"
+    if not distinct or distinct[0] != official:
+        score = f"its score is {_number(distinct[0])}" if distinct else "it holds no score"
+        return f"{rule} reads {_number(official)} from the reply {shown}, but {score}"
+    if (integer and official != int(official)) or not low <= official <= high:
+        return f"score {_number(official)} in the reply {shown} is outside the rubric's {'integer ' if integer else ''}{low}-{high} ({rule} counts it)"
+    return official
+
+
+def s2tt_judge_score(reply: str | None) -> float | str:
+    """The S2TT judge score used in our figures, or the reason the reply has none (it is then judge_failed).
+
+    Valid when the official first digit (:func:`official_s2tt_score`) is the reply's one score and an integer
+    1-5: ``"4"``, ``"Score: 3"``, ``"[3/5]"``, ``"4 points"`` -> the score. Not valid: ``"excellent"`` (no
+    digit), ``"0"`` (outside 1-5; official counts 0), ``"10"`` (official reads 1), ``"评分（1-5分）：4"``
+    (official reads the 1 of the range), ``"3.5"``, ``"[8/10]"`` (another scale), ``"form 4, sound 2"``.
+
+    Returns:
+        The score as a float, or a one-line reason naming the reply and what the official rule reads.
+    """
+    official = official_s2tt_score(reply)
+    if official is None:
+        return f"no score in the judge reply {_snippet(reply)}"
+    return _check_reading((reply or "").strip(), float(official), *S2TT_SCORE_RANGE, True, "the official first-digit rule")
+
+
+def _snippet(text: str | None, limit: int = 60) -> str:
+    flat = " ".join((text or "").split())
+    return repr(flat if len(flat) <= limit else flat[:limit] + "...")
+
+
 def s2tt_reference_metrics(references: Sequence[str], translations: Sequence[str]) -> dict[str, float | str]:
     """Corpus chrF++ and BLEU (sacrebleu, 0-100) of the translations against the gold ``s2tt`` references.
 
@@ -155,6 +229,7 @@ def sec_judge_messages(dimension: str, reference: str, output_part: str) -> list
 
 
 _BRACKET_SCORE = re.compile(r"\[(\d+\.?\d*)/\d+\]")
+_BRACKET_FULL = re.compile(r"\[(\d+\.?\d*)/(\d+)\]")  # the same match, with the scale maximum N as group 2
 _FIRST_INTEGER = re.compile(r"\d+")
 
 
@@ -171,6 +246,45 @@ def official_sec_score(reply: str | None) -> float | None:
         return float(match.group(1))
     match = _FIRST_INTEGER.search(text)
     return float(match.group()) if match else None
+
+
+def official_sec_score_as_scored(reply: str | None) -> float:
+    """What the official SEC script adds to the mean for a reply: :func:`official_sec_score`, or 0 without a number."""
+    score = official_sec_score(reply)
+    return 0.0 if score is None else score
+
+
+def sec_judge_score(dimension: str, reply: str | None) -> float | str:
+    """The SEC judge score of ``dimension`` used in our figures, or the reason the reply has none (judge_failed).
+
+    With a ``[x/N]`` (the format the official prompts ask for), the first one decides, as officially: valid
+    when ``N`` is the dimension's maximum (SEC-P 2, SEC-G 3, SEC-S 5) and ``0 <= x <= N`` (``[1.5/2]`` -> 1.5;
+    ``[3/2]`` and ``[4/5]`` for SEC-P are not). Without one, the official first integer must be the reply's one
+    score on that scale (``"得分：2分"`` -> 2; a Markdown table of sentence numbers and ``最终总分：4分`` is not:
+    officially it scores its first sentence number). No number at all is not valid (officially 0).
+
+    Args:
+        dimension: ``sec_p``, ``sec_g`` or ``sec_s``.
+        reply: the judge's reply text.
+    Returns:
+        The score as a float, or a one-line reason naming the reply and what the official rule reads.
+    Raises:
+        KeyError: unknown ``dimension``.
+    """
+    high = SEC_DIMENSIONS[dimension][3]
+    text = reply or ""
+    official = official_sec_score(text)
+    if official is None:
+        return f"no score in the judge reply {_snippet(text)} (the official script scores 0)"
+    bracket = _BRACKET_FULL.search(text)
+    if bracket:
+        scale = float(bracket.group(2))
+        if scale != high:
+            return f"the reply's {bracket.group(0)} is not on the rubric's 0-{high} scale; the official rule reads {_number(official)}"
+        if official > high:
+            return f"score {_number(official)} in {bracket.group(0)} is outside the rubric's 0-{high} (the official rule counts it)"
+        return official
+    return _check_reading(text, official, 0, high, False, "the official first-integer rule")
 
 
 def sec_sentence_text(sentences_part: str) -> str:
@@ -225,9 +339,9 @@ def judged_signature(task: str) -> str:
     """Signature of the rules of a judged task (prompts hashed, extraction, scaling, libraries)."""
     hashes = ",".join(f"{name}={digest}" for name, digest in judge_prompt_hashes(task).items())
     if task == "s2tt":
-        rules = "translation=after-last-译文：; judge-score=first-digit(1-5), none=judge_failed; llm_b=mean(3 means)x20"
+        rules = "translation=after-last-译文：; judge-score=first-digit(1-5), none/out-of-range/not-the-score=judge_failed; llm_b=mean(3 means)x20"
         libraries = f"sacrebleu-{version('sacrebleu')}"
     else:
-        rules = "split=replace(\\n\\n,\\n)+split(\\n,2); judge-score=[x/N]>first-int, none=judge_failed; llm_c=sum(3 means)x10; cer_sentences=per-item-mean"
+        rules = "split=replace(\\n\\n,\\n)+split(\\n,2); judge-score=[x/N]>first-int, none/out-of-range/not-the-score=judge_failed; llm_c=sum(3 means)x10; cer_sentences=per-item-mean"
         libraries = f"{normalizer_signature()}|jiwer-{version('jiwer')}"
     return f"mcga-judged:1|{task}|{rules}|prompts:{hashes}|{libraries}"

@@ -15,23 +15,24 @@ from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
-FAULTS = ("timeout", "500", "503", "429", "401", "malformed", "no_choices")
+FAULTS = ("timeout", "500", "503", "429", "401", "malformed", "no_choices", "reply")
 REPORTED_MODEL = "deepseek-chat-test-20261129"
 
 
 class ChatServer:
     """Chat-completions server; ``reply(messages) -> str`` gives the content of each normal reply.
 
-    ``add_fault(markers, kind, times)``: the next ``times`` requests whose last message contains every
+    ``add_fault(markers, kind, times, text)``: the next ``times`` requests whose last message contains every
     string of ``markers`` (one string or a tuple) get fault ``kind`` (one of :data:`FAULTS`; ``timeout`` =
-    no answer for ``timeout_s`` seconds).
+    no answer for ``timeout_s`` seconds, then the normal reply; ``reply`` = a normal reply whose content is
+    ``text`` instead, e.g. an apology or an out-of-range score).
     """
 
     def __init__(self, reply: Callable[[list[dict]], str], timeout_s: float = 3.0, delay_s: float = 0.0) -> None:
         self.reply, self.timeout_s, self.delay_s = reply, timeout_s, delay_s
         self.requests: list[dict] = []
         self.authorizations: list[str] = []
-        self.faults: list[list] = []  # [marker, kind, remaining]
+        self.faults: list[list] = []  # [markers, kind, remaining, text]
         self.in_flight = self.max_in_flight = 0
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -42,9 +43,9 @@ class ChatServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_port}/v1"
 
-    def add_fault(self, markers: str | tuple[str, ...], kind: str, times: int = 1) -> None:
-        assert kind in FAULTS, kind
-        self.faults.append([(markers,) if isinstance(markers, str) else markers, kind, times])
+    def add_fault(self, markers: str | tuple[str, ...], kind: str, times: int = 1, text: str | None = None) -> None:
+        assert kind in FAULTS and (text is not None) == (kind == "reply"), (kind, text)
+        self.faults.append([(markers,) if isinstance(markers, str) else markers, kind, times, text])
 
     def __enter__(self) -> "ChatServer":
         self._thread.start()
@@ -54,13 +55,13 @@ class ChatServer:
         self._server.shutdown()
         self._server.server_close()
 
-    def _take_fault(self, content: str) -> str | None:
+    def _take_fault(self, content: str) -> tuple[str | None, str | None]:
         with self._lock:
             for fault in self.faults:
                 if fault[2] > 0 and all(marker in content for marker in fault[0]):
                     fault[2] -= 1
-                    return fault[1]
-        return None
+                    return fault[1], fault[3]
+        return None, None
 
     def _handler(self):
         server = self
@@ -94,7 +95,7 @@ class ChatServer:
             def _answer(self, body: dict) -> None:
                 if not self.path.endswith("/chat/completions"):
                     return self._send(404, b'{"error": {"message": "not found"}}')
-                fault = server._take_fault(body["messages"][-1]["content"])
+                fault, text = server._take_fault(body["messages"][-1]["content"])
                 if server.delay_s:
                     time.sleep(server.delay_s)
                 if fault == "timeout":
@@ -108,7 +109,7 @@ class ChatServer:
                     return self._send(200, b'{"id": "x", "choices": [ this is not json')
                 elif fault == "no_choices":
                     return self._send(200, json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": REPORTED_MODEL, "choices": []}).encode())
-                content = server.reply(body["messages"])
+                content = text if fault == "reply" else server.reply(body["messages"])
                 reply = {
                     "id": "chatcmpl-test",
                     "object": "chat.completion",

@@ -5,11 +5,20 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
 
 import pytest
+from loguru import logger
 
 from lmms_eval_tasks import judge
+from mcga import judging
 from tests.chat_server import REPORTED_MODEL, ChatServer
+from tests.conftest import ROOT
 
 KEY = "fake-judge-key-for-tests-1234"  # not a real key; tests check it never reaches any output
 
@@ -33,6 +42,24 @@ def config(tmp_path, monkeypatch):
 
 def request(text: str, max_tokens: int | None = 10) -> judge.JudgeRequest:
     return judge.JudgeRequest.of([{"role": "user", "content": text}], max_tokens)
+
+
+def first_digit(text: str) -> float | None:
+    return next((float(c) for c in text if c.isdigit()), None)
+
+
+@pytest.fixture
+def log_lines():
+    """Messages loguru logs at WARNING and above while the test runs."""
+    lines: list[str] = []
+    sink = logger.add(lambda message: lines.append(message.record["message"]), level="WARNING")
+    yield lines
+    logger.remove(sink)
+
+
+def cached_keys(path) -> int:
+    with sqlite3.connect(path) as db:
+        return db.execute("SELECT count(*) FROM replies").fetchone()[0]
 
 
 def test_timeouts_429_and_5xx_are_retried_until_success(config):
@@ -177,3 +204,223 @@ def test_cache_is_safe_with_concurrent_writer_processes(tmp_path):
     # keys 0..59 written (20..39 by both: the first write wins, the second is ignored)
     assert all(cache.get(f"key{i}") is not None for i in range(60))
     assert cache.get("key5") == ("reply 5", "m") and cache.get("key45") == ("reply 45", "m")
+
+
+# ------------------------------------------------------------------ replies without a valid score (issue 8 item 5)
+def test_a_reply_without_a_valid_score_is_asked_again_and_never_cached(config):
+    replies = {"item-0": "I'm sorry, I cannot evaluate this translation.", "item-1": "4"}
+    with ChatServer(lambda messages: replies[messages[-1]["content"]]) as server:
+        items = [{"id": f"doc{i}", "text": f"item-{i}"} for i in range(2)]
+
+        def run():
+            return judge.judge_task("t", items, lambda item: {"dim": request(item["text"])}, judging.s2tt_judge_score, {}, config(server))
+
+        first = run()
+        # The apology is asked 3 times (the attempt budget), then doc0 is judge_failed with the reason.
+        assert [m["messages"][-1]["content"] for m in server.requests].count("item-0") == 3
+        assert first.dimensions["dim"].values == (4.0,)
+        assert first.dimensions["dim"].failed == (("doc0", "no score in the judge reply \"I'm sorry, I cannot evaluate this translation.\" (asked 3 times)"),)
+        assert first.provenance["errors"] == {"no valid score": 1}
+        judge._PASSES.clear()
+        second = run()  # the next run asks again: the apology was not cached; doc1 comes from the cache
+        assert len(server.requests) == 4 + 3 and second.provenance["cache_hits"] == 1
+        replies["item-0"] = "Score: 2"  # the judge now answers
+        judge._PASSES.clear()
+        third = run()
+        assert third.dimensions["dim"].values == (2.0, 4.0) and third.dimensions["dim"].failed == ()
+        judge._PASSES.clear()
+        fourth = run()  # everything cached now
+        assert len(server.requests) == 4 + 3 + 1 and (fourth.provenance["cache_hits"], fourth.provenance["api_calls"]) == (2, 0)
+
+
+def test_a_cached_reply_that_no_longer_yields_a_valid_score_is_asked_again_and_replaced(config):
+    with ChatServer(lambda messages: "3") as server:
+        cfg = config(server)
+        client = judge.Judge(cfg)
+        params = client.request_params(request("item"))
+        client.cache.put(judge.Judge.cache_key(params), params, "excellent", "old-model")  # e.g. cached by an older version
+        reply = client.complete(request("item"), judge.validator(judging.s2tt_judge_score))
+        assert (reply.content, reply.cached, len(server.requests)) == ("3", False, 1)
+        assert client.provenance()["cache_rejected"] == 1
+        again = judge.Judge(cfg).complete(request("item"), judge.validator(judging.s2tt_judge_score))
+        assert (again.content, again.cached, len(server.requests)) == ("3", True, 1)
+
+
+def test_out_of_range_and_first_digit_not_the_score_are_judge_failed_and_counted_where_official_differs(config, log_lines):
+    replies = {"a": "4", "b": "0", "c": "10", "d": "评分（1-5分）：4", "e": "excellent", "f": "[3/5]"}
+    with ChatServer(lambda messages: replies[messages[-1]["content"]]) as server:
+        result = judge.judge_task(
+            "mcga_s2tt", [{"id": f"doc-{x}", "text": x} for x in replies], lambda item: {"llm_bf": request(item["text"])},
+            judging.s2tt_judge_score, {}, config(server, max_attempts=1), official_score=judging.official_s2tt_score,
+        )
+    dimension = result.dimensions["llm_bf"]
+    assert dimension.values == (4.0, 3.0) and dimension.mean == 3.5
+    # Official first-digit rule: 4, 0, 1, 1, None, 3 -> mean over 5 = 1.8; ours leaves b, c, d, e out.
+    assert [label for label, _ in dimension.failed] == ["doc-b", "doc-c", "doc-d", "doc-e"]
+    assert dimension.official_rule_differs == 3  # b, c, d: the official rule would have counted 0, 1, 1
+    assert result.provenance["official_rule_differs"] == 3 and result.provenance["per_metric"]["llm_bf"]["official_rule_differs"] == 3
+    assert result.provenance["per_metric"]["llm_bf"]["failed_items"][1] == "doc-c: the official first-digit rule reads 1 from the reply '10', but its score is 10"
+    assert log_lines == [
+        (
+            "judge mcga_s2tt: 4 of 6 judge scores (66.7%) are judge_failed and left out of the means; the official rule would have scored 3 "
+            "of them (cache hits 0, API calls 6); first: llm_bf doc-b: score 0 in the reply '0' is outside the rubric's integer 1-5 "
+            "(the official first-digit rule counts it); all listed in the 'judge' metric"
+        )
+    ]
+
+
+def test_score_function_per_dimension_and_items_named_by_key_and_id(config):
+    items = [{"id": "345-1", "key": "upload/Yvqy/124.wav", "text": "x"}, {"id": "345-1", "key": "upload/ON44/124.wav", "text": "y"}, {"id": "7", "text": "z"}]
+    replies = {"x": "[3/2]", "y": "[2/2]", "z": "[1/2]"}
+    with ChatServer(lambda messages: replies[messages[-1]["content"]]) as server:
+        result = judge.judge_task(
+            "mcga_sec", items, lambda item: {"sec_p": request(item["text"])},
+            {"sec_p": lambda reply: judging.sec_judge_score("sec_p", reply)}, {}, config(server, max_attempts=1),
+        )
+    assert result.dimensions["sec_p"].values == (2.0, 1.0)
+    assert result.dimensions["sec_p"].failed == (("upload/Yvqy/124.wav (id 345-1)", "score 3 in [3/2] is outside the rubric's 0-2 (the official rule counts it)"),)
+    assert result.provenance["official_rule_differs"] == "not applicable"  # no official_score given
+
+
+# ------------------------------------------------------------------ damaged cache, errors inside judging (issue 8 item 7)
+def test_a_damaged_cache_file_is_moved_aside_and_judging_goes_on(config, tmp_path, log_lines):
+    cache = tmp_path / "cache.sqlite3"
+    cache.write_bytes(b"this is not an SQLite database\n" * 100)
+    with ChatServer(digit_reply) as server:
+        result = judge.judge_task("t", [{"id": "a", "text": "one two"}], lambda item: {"d": request(item["text"])}, first_digit, {}, config(server))
+    assert result.dimensions["d"].values == (3.0,)  # 2 words -> 2 % 5 + 1
+    [moved] = [path for path in tmp_path.iterdir() if path.name.startswith("cache.sqlite3.damaged-")]
+    assert moved.read_bytes().startswith(b"this is not an SQLite database")
+    [recovered] = result.provenance["cache_recovered"]
+    assert recovered == {"path": str(cache), "moved_to": str(moved), "error": "file is not a database"}
+    assert log_lines[0].startswith(f"judge cache {cache} is damaged (file is not a database); moved aside to {moved}")
+    assert cached_keys(cache) == 1  # the fresh cache holds the new reply
+
+
+def test_a_cache_damaged_inside_is_found_at_read_time_and_replaced(tmp_path):
+    path = tmp_path / "cache.sqlite3"
+    judge.JudgeCache(path)
+    with sqlite3.connect(path) as db:  # 300 replies of 500 characters: about 40 pages of 4 KiB
+        db.executemany("INSERT INTO replies VALUES (?, '{}', ?, 'm', 0)", [(f"key{i}", "x" * 500) for i in range(300)])
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    with open(path, "r+b") as file:  # overwrite pages 2-3 (the table's b-tree), leaving the header page intact
+        file.seek(4096)
+        file.write(b"\xff" * 8192)
+    reopened = judge.JudgeCache(path)  # opens: the header page is fine
+    assert reopened.recovered == []
+    assert reopened.get("key100") is None  # "database disk image is malformed" -> moved aside, fresh cache, a miss
+    assert [entry["error"] for entry in reopened.recovered] == ["database disk image is malformed"]
+    reopened.put("key1", {}, "new", "m")
+    assert reopened.get("key1") == ("new", "m")
+
+
+def test_any_error_inside_judging_is_not_computed_with_the_reason_once(config, log_lines):
+    calls = []
+
+    def broken_requests(item):
+        calls.append(item)
+        raise KeyError("sec_1")
+
+    with ChatServer(digit_reply) as server:
+        cfg = config(server)
+        first = judge.judge_task("t", [{"id": "a"}], broken_requests, first_digit, {}, cfg)
+        second = judge.judge_task("t", [{"id": "a"}], broken_requests, first_digit, {}, cfg)
+    assert first == second == "not computed: the judge failed (KeyError: 'sec_1')"
+    assert len(calls) == 1 and server.requests == []  # the other aggregations of the task reuse the reason
+    assert log_lines == ["judge t: not computed: the judge failed (KeyError: 'sec_1'); the task's other metrics and other tasks are not affected"]
+
+
+def test_a_bad_setting_is_not_computed_with_the_reason(config, monkeypatch):
+    monkeypatch.setenv("TEST_JUDGE_KEY", KEY)
+    monkeypatch.setenv("AUDIO_JUDGE_API_KEY_VAR", "TEST_JUDGE_KEY")
+    monkeypatch.setenv("AUDIO_JUDGE_MAX_CONSECUTIVE_FAILURES", "-1")
+    result = judge.judge_task("t", [{"id": "a"}], lambda item: {"d": request("x")}, first_digit, {})
+    assert result == "not computed: AUDIO_JUDGE_MAX_CONSECUTIVE_FAILURES='-1' must be >= 0"
+
+
+# ------------------------------------------------------------------------------------------ circuit breaker
+def test_circuit_breaker_stops_calling_a_dead_endpoint_and_fails_the_rest_with_the_reason(config, log_lines):
+    items = [{"id": f"doc{i}", "text": f"item {i}"} for i in range(40)]
+    with ChatServer(digit_reply, timeout_s=5) as server:
+        server.add_fault("item", "timeout", times=1000)  # never answers within the client's 0.3 s
+        result = judge.judge_task(
+            "t", items, lambda item: {"d": request(item["text"])}, first_digit, {}, config(server, timeout_s=0.3, max_consecutive_failures=5)
+        )
+        calls = len(server.requests)
+    # Without the breaker: 40 items x 3 attempts = 120 calls of 0.3 s each. With it: 5 failures, plus what was in flight.
+    assert 5 <= calls <= 5 + 2 * 4
+    failed = result.dimensions["d"].failed
+    assert len(failed) == 40 and result.dimensions["d"].values == ()
+    breaker = "circuit breaker: 5 judge API calls failed in a row (last: APITimeoutError: Request timed out.); the remaining calls of this pass were not made"
+    assert result.provenance["circuit_breaker"] == {"max_consecutive_failures": 5, "tripped": breaker}
+    assert sum(reason == breaker for _, reason in failed) >= 40 - 4 - 1  # all but those that failed on their own
+    assert result.provenance["errors"]["not judged"] >= 40 - 4 - 1
+    assert log_lines[0] == f"judge: {breaker} (AUDIO_JUDGE_MAX_CONSECUTIVE_FAILURES=5; endpoint {server.url})"
+    assert log_lines[-1].startswith("judge t: 40 of 40 judge scores (100.0%) are judge_failed")
+
+
+def test_circuit_breaker_off_and_reset_by_a_reply(config):
+    with ChatServer(digit_reply) as server:
+        server.add_fault("bad", "503", times=100)
+        # 0 turns it off: 4 calls x 3 attempts all made.
+        judge.Judge(config(server, max_consecutive_failures=0, concurrency=1)).complete_many([request(f"bad {i}") for i in range(4)])
+        assert len(server.requests) == 12
+        # A good reply between failures resets the run: 2 failed attempts, a reply, 2 failed attempts: no trip at 3.
+        client = judge.Judge(config(server, max_consecutive_failures=3, max_attempts=2, concurrency=1))
+        replies = client.complete_many([request("bad 1"), request("good"), request("bad 2")])
+    assert [r.ok for r in replies] == [False, True, False] and client.breaker_tripped is None
+
+
+# ------------------------------------------------------------------------------------------------- Ctrl-C
+_INTERRUPTED_PASS = """
+from lmms_eval_tasks import judge
+items = [{"id": name} for name in [f"fast-{i}" for i in range(4)] + [f"slow-{i}" for i in range(8)]]
+request = lambda item: {"d": judge.JudgeRequest.of([{"role": "user", "content": item["id"]}], 10)}
+judge.judge_task("t", items, request, lambda text: float(text), {})
+print("finished without interruption")
+"""
+
+
+def test_ctrl_c_stops_judging_within_seconds_and_keeps_finished_replies(tmp_path):
+    cache = tmp_path / "cache.sqlite3"
+    env = {
+        **os.environ, "PYTHONPATH": str(ROOT), "TEST_JUDGE_KEY": KEY, "AUDIO_JUDGE_API_KEY_VAR": "TEST_JUDGE_KEY",
+        "AUDIO_JUDGE_CACHE": str(cache), "AUDIO_JUDGE_CONCURRENCY": "4", "AUDIO_JUDGE_TIMEOUT": "60",
+    }
+    with ChatServer(lambda messages: "4", timeout_s=60) as server:
+        server.add_fault("slow", "timeout", times=100)  # the slow items get no answer for 60 s
+        env["AUDIO_JUDGE_BASE_URL"] = server.url
+        process = subprocess.Popen([sys.executable, "-c", _INTERRUPTED_PASS], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not (server.in_flight == 4 and len(server.requests) == 8) and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the 4 fast items are answered and 4 slow calls block every worker
+        assert (server.in_flight, len(server.requests)) == (4, 8)
+        sent = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+        seconds = time.monotonic() - sent
+        # Before: the pool waited for the blocked HTTP calls (64 s in the report); now the pass stops at once.
+        assert seconds < 5, seconds
+        assert process.returncode != 0 and "KeyboardInterrupt" in stderr
+        assert "judge t: interrupted; 4 of 12 calls finished (their replies are cached), the rest stopped" in stderr
+        assert cached_keys(cache) == 4
+        # The next run (same endpoint, now answering at once) asks only for what was not finished.
+        server.faults.clear()
+        cfg = judge.JudgeConfig(base_url=server.url, api_key_var="TEST_JUDGE_KEY", cache_path=cache, retry_wait_s=0.01)
+        os.environ["TEST_JUDGE_KEY"] = KEY
+        try:
+            items = [{"id": name} for name in [f"fast-{i}" for i in range(4)] + [f"slow-{i}" for i in range(8)]]
+            result = judge.judge_task("t", items, lambda item: {"d": request(item["id"])}, float, {}, cfg)
+        finally:
+            del os.environ["TEST_JUDGE_KEY"]
+    assert (result.provenance["cache_hits"], result.provenance["api_calls"]) == (4, 8) and result.dimensions["d"].values == (4.0,) * 12
+
+
+def test_a_cache_path_that_cannot_be_used_is_an_error_naming_it(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(judge.JudgeCacheError, match=r"judge cache .*/file/c.sqlite3 cannot be used: \[Errno 17\] File exists"):
+        judge.JudgeCache(tmp_path / "file" / "c.sqlite3")
+    (tmp_path / "folder.sqlite3").mkdir()
+    with pytest.raises(judge.JudgeCacheError, match="folder.sqlite3 cannot be used: unable to open database file"):
+        judge.JudgeCache(tmp_path / "folder.sqlite3")

@@ -71,7 +71,10 @@ def test_predict_then_judge_then_rescore_from_cache(lmms_eval_cli, offline_env, 
         provenance = r["mcga_s2tt"]["judge,none"]
         assert provenance["judge_models_reported"] == {REPORTED_MODEL: 9}
         assert (provenance["cache_hits"], provenance["cache_misses"], provenance["api_calls"]) == (0, 9, 9)
-        assert provenance["per_metric"]["llm_bf"] == {"max_tokens": 10, "judged": 3, "failed": 0, "failed_items": []}
+        assert provenance["per_metric"]["llm_bf"] == {"max_tokens": 10, "judged": 3, "failed": 0, "failed_items": [], "official_rule_differs": 0}
+        assert r["mcga_s2tt"]["official_rule_differs,none"] == 0 and provenance["official_rule_differs"] == 0
+        assert provenance["circuit_breaker"] == {"max_consecutive_failures": 10, "tripped": None} and provenance["cache_recovered"] == []
+        assert "judge mcga_s2tt: 9 judge scores, none judge_failed (cache hits 0, API calls 9)" in log2
         assert r["mcga_sec"]["judge,none"]["per_metric"]["sec_s"]["max_tokens"] == "server default"
         assert set(provenance["prompt_sha256_16"]) == {"beauty_of_form", "beauty_of_meaning", "beauty_of_sound"}
         assert provenance["judge_model_requested"] == "deepseek-chat" and provenance["temperature"] == 0.0
@@ -95,9 +98,11 @@ def test_fault_injected_run_reports_failed_items_instead_of_zeros(lmms_eval_cli,
         server.add_fault(("structure, including the alignment", "床前明月光"), "500")
         server.add_fault(("beauty of meaning", "关关雎鸠"), "429")
         server.add_fault(("beauty of sound", "枯藤老树"), "timeout")
-        # Not recovered: SEC-P of sec_02 fails every attempt, SEC-G of sec_01 is malformed JSON.
+        # Not recovered: SEC-P of sec_02 fails every attempt, SEC-G of sec_01 is malformed JSON, and SEC-S of
+        # sec_03 is scored [7/5] each of the 3 times it is asked (out of range: the official rule would count 7).
         server.add_fault(("语音画像一致性审核", "女声，老年"), "503", times=10)
         server.add_fault(("整体情感色彩分析", "客居他乡"), "malformed")
+        server.add_fault(("逐句情感意境精准比对", "昨夜雨疏风骤"), "reply", times=3, text="最终总分：[7/5]")
         out = tmp_path / "faulty"
         results, log = lmms_eval(
             lmms_eval_cli, judge_env(offline_env, server, tmp_path / "judge.sqlite3"), out, "mcga_s2tt,mcga_sec", "replay", f"predictions={ROWS}"
@@ -107,25 +112,33 @@ def test_fault_injected_run_reports_failed_items_instead_of_zeros(lmms_eval_cli,
     # S2TT: every fault was retried away, so the official numbers stand.
     assert r["mcga_s2tt"]["llm_b,none"] == pytest.approx(EXPECTED["s2tt_llm_b"], abs=1e-9)
     assert r["mcga_s2tt"]["judge_failed,none"] == 0
-    # SEC: P over sec_01 (2) and sec_03 (1) = 1.5; G over sec_02 (2) and sec_03 (0) = 1.0; S unchanged = 2.0.
+    # SEC: P over sec_01 (2) and sec_03 (1) = 1.5; G over sec_02 (2) and sec_03 (0) = 1.0; S over sec_01 (4) and sec_02 (2) = 3.0.
     assert r["mcga_sec"]["sec_p,none"] == pytest.approx(1.5) and r["mcga_sec"]["sec_g,none"] == pytest.approx(1.0)
-    assert r["mcga_sec"]["llm_c,none"] == pytest.approx((1.5 + 1.0 + 2.0) * 10)
-    assert r["mcga_sec"]["judge_failed,none"] == 2
+    assert r["mcga_sec"]["sec_s,none"] == pytest.approx(3.0)
+    assert r["mcga_sec"]["llm_c,none"] == pytest.approx((1.5 + 1.0 + 3.0) * 10)
+    assert r["mcga_sec"]["judge_failed,none"] == 3 and r["mcga_sec"]["official_rule_differs,none"] == 1
     per_metric = r["mcga_sec"]["judge,none"]["per_metric"]
     assert (per_metric["sec_p"]["judged"], per_metric["sec_p"]["failed"]) == (2, 1)
     assert per_metric["sec_p"]["failed_items"][0].startswith("sec_02: InternalServerError")
     assert per_metric["sec_g"]["failed_items"][0].startswith("sec_01: malformed reply")
-    assert r["mcga_sec"]["judge,none"]["errors"] == {"InternalServerError": 1, "malformed reply": 1}
-    # 18 first tries + 3 recovered retries + 2 more attempts of the SEC-P call that kept failing.
-    assert calls == 23
+    assert per_metric["sec_s"]["failed_items"] == ["sec_03: score 7 in [7/5] is outside the rubric's 0-5 (the official rule counts it) (asked 3 times)"]
+    assert per_metric["sec_s"]["official_rule_differs"] == 1 and per_metric["sec_p"]["official_rule_differs"] == 0
+    assert r["mcga_sec"]["judge,none"]["errors"] == {"InternalServerError": 1, "malformed reply": 1, "no valid score": 1}
+    # 18 first tries + 3 recovered retries + 2 more attempts of the SEC-P call that kept failing + 2 more asks of SEC-S.
+    assert calls == 25
+    # One warning per judged task with the failed share and the first reason (issue 12 item 8).
+    assert "judge mcga_sec: 3 of 9 judge scores (33.3%) are judge_failed and left out of the means; the official rule would have scored 1 of them" in log
+    assert "first: sec_p sec_02: InternalServerError" in log
+    assert "judge mcga_s2tt: 9 judge scores, none judge_failed" in log
     assert_key_absent(out, log)
 
 
 def test_judged_tasks_run_without_a_judge_and_say_why(lmms_eval_cli, offline_env, tmp_path):
     env = {k: v for k, v in offline_env.items() if k != "DEEPSEEK_API_KEY"}
-    results, _ = lmms_eval(lmms_eval_cli, env, tmp_path / "out", "mcga_s2tt,mcga_sec", "replay", f"predictions={ROWS}")
+    results, log = lmms_eval(lmms_eval_cli, env, tmp_path / "out", "mcga_s2tt,mcga_sec", "replay", f"predictions={ROWS}")
     r = results["results"]
     reason = "not computed: no judge configured (set DEEPSEEK_API_KEY; see docs/judge.md)"
+    assert f"judge mcga_s2tt: {reason}" in log and f"judge mcga_sec: {reason}" in log
     assert r["mcga_s2tt"]["llm_b,none"] == reason and r["mcga_sec"]["llm_c,none"] == reason and r["mcga_sec"]["judge,none"] == reason
     assert r["mcga_sec"]["cer_sentences,none"] == pytest.approx(EXPECTED["sec_cer_sentences"], abs=1e-9)
     assert r["mcga_s2tt"]["chrf_pp,none"] > 0
@@ -147,3 +160,33 @@ def test_samples_from_other_data_are_refused(lmms_eval_cli, offline_env, tmp_pat
         cwd=tmp_path,
     )
     assert code != 0 and "the logged sample for mcga_sqa doc_id 1 was made with another prompt" in log
+
+
+def test_a_damaged_judge_cache_is_moved_aside_and_the_run_keeps_every_result(lmms_eval_cli, offline_env, tmp_path):
+    cache = tmp_path / "judge.sqlite3"
+    cache.write_bytes(b"not a database: a half-copied file\n" * 200)
+    with ChatServer(scripted_replies(ROWS / "judge_replies.json")) as server:
+        results, log = lmms_eval(lmms_eval_cli, judge_env(offline_env, server, cache), tmp_path / "out", "mcga_asr,mcga_s2tt", "replay", f"predictions={ROWS}")
+    r = results["results"]
+    assert r["mcga_asr"]["cer_official,none"] == pytest.approx(EXPECTED["asr_cer_total"], abs=1e-9)
+    assert r["mcga_s2tt"]["llm_b,none"] == pytest.approx(EXPECTED["s2tt_llm_b"], abs=1e-9)
+    [moved] = tmp_path.glob("judge.sqlite3.damaged-*")
+    assert moved.read_bytes().startswith(b"not a database")
+    assert r["mcga_s2tt"]["judge,none"]["cache_recovered"] == [{"path": str(cache), "moved_to": str(moved), "error": "file is not a database"}]
+    assert f"judge cache {cache} is damaged (file is not a database); moved aside to {moved}" in log
+
+
+def test_an_error_inside_judging_costs_only_the_judged_metrics(lmms_eval_cli, offline_env, tmp_path):
+    blocker = tmp_path / "not_a_folder"
+    blocker.write_text("a file where the cache folder should be")
+    with ChatServer(scripted_replies(ROWS / "judge_replies.json")) as server:
+        env = judge_env(offline_env, server, blocker / "judge.sqlite3")
+        results, log = lmms_eval(lmms_eval_cli, env, tmp_path / "out", "mcga_sqa,mcga_sec", "replay", f"predictions={ROWS}")
+        assert server.requests == []
+    r = results["results"]
+    assert r["mcga_sqa"]["f1_official,none"] == pytest.approx(EXPECTED["sqa_f1"], abs=1e-9)
+    assert r["mcga_sec"]["cer_sentences,none"] == pytest.approx(EXPECTED["sec_cer_sentences"], abs=1e-9)
+    reason = f"not computed: the judge failed (JudgeCacheError: judge cache {blocker}/judge.sqlite3 cannot be used: [Errno 17] File exists: '{blocker}')"
+    for metric in ("sec_p", "llm_c", "judge_failed", "official_rule_differs", "judge"):
+        assert r["mcga_sec"][f"{metric},none"] == reason
+    assert f"judge mcga_sec: {reason}; the task's other metrics and other tasks are not affected" in log

@@ -106,3 +106,78 @@ def test_prompt_hashes_change_when_a_template_changes(monkeypatch):
     monkeypatch.setattr(judging, "official_judge_prompts", lambda: prompts)
     after = judging.judge_prompt_hashes("s2tt")
     assert after["beauty_of_form"] != before["beauty_of_form"] and after["beauty_of_sound"] == before["beauty_of_sound"]
+
+
+# --------------------------------------------------------------- our validated scores (a layer over the official readings)
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("4", 4.0), ("Score: 3", 3.0), ("[3/5]", 3.0), ("4/5", 4.0), ("4 points", 4.0), ("**4**", 4.0), (" 2 ", 2.0),
+        ("5分", 5.0), ("5分（满分5分）", 5.0), ("Score: 4 out of 5", 4.0), ("The translation deserves 2 points.", 2.0),
+    ],
+)
+def test_s2tt_judge_score_accepts_a_reply_whose_first_digit_is_its_one_score_in_1_to_5(reply, expected):
+    assert judging.s2tt_judge_score(reply) == expected == judging.official_s2tt_score(reply)
+
+
+@pytest.mark.parametrize(
+    ("reply", "official", "reason"),
+    [
+        ("0", 0, "score 0 in the reply '0' is outside the rubric's integer 1-5 (the official first-digit rule counts it)"),
+        ("10", 1, "the official first-digit rule reads 1 from the reply '10', but its score is 10"),
+        ("评分（1-5分）：4", 1, "the official first-digit rule reads 1 from the reply '评分（1-5分）：4', but its score is 4"),
+        ("3.5", 3, "the official first-digit rule reads 3 from the reply '3.5', but its score is 3.5"),
+        ("[8/10]", 8, "the reply '[8/10]' scores on a 0-10 scale, not the rubric's 1-5; the official first-digit rule reads 8"),
+        ("form 4, sound 2", 4, "the reply 'form 4, sound 2' holds several numbers (4, 2); the official first-digit rule reads 4"),
+        ("I'm sorry, I cannot rate this.", None, "no score in the judge reply \"I'm sorry, I cannot rate this.\""),
+    ],
+)
+def test_s2tt_judge_score_refuses_out_of_range_and_first_digit_not_the_score_with_the_reason(reply, official, reason):
+    assert judging.official_s2tt_score(reply) == official  # the official reading is unchanged
+    assert judging.s2tt_judge_score(reply) == reason
+
+
+@pytest.mark.parametrize(
+    ("dimension", "reply", "expected"),
+    [
+        ("sec_p", "性别：一致（男）；年龄：不一致。最终得分：[1/2]", 1.0),
+        ("sec_p", "Gender matches, age does not. Final score: [1.5/2]", 1.5),
+        ("sec_p", "得分：2分", 2.0),
+        ("sec_g", "The emotion partly matches. Final score: 2 out of 3.", 2.0),
+        ("sec_g", "Score 3 [2/3]", 2.0),  # the bracket decides, as officially
+        ("sec_s", "| 1 | 匹配 |\n| 2 | 不匹配 |\n\n最终总分：[4/5]", 4.0),
+        ("sec_p", "[3/2]", "score 3 in [3/2] is outside the rubric's 0-2 (the official rule counts it)"),
+        ("sec_p", "最终得分：[4/5]", "the reply's [4/5] is not on the rubric's 0-2 scale; the official rule reads 4"),
+        ("sec_s", "| 1 | 匹配 |\n| 3 | 不匹配 |\n最终总分：4分",
+         "the reply '| 1 | 匹配 | | 3 | 不匹配 | 最终总分：4分' holds several numbers (1, 3, 4); the official first-integer rule reads 1"),
+        ("sec_p", "得分1.5分", "the official first-integer rule reads 1 from the reply '得分1.5分', but its score is 1.5"),
+        ("sec_g", "无法判断", "no score in the judge reply '无法判断' (the official script scores 0)"),
+    ],
+)
+def test_sec_judge_score_checks_scale_range_and_reading(dimension, reply, expected):
+    assert judging.sec_judge_score(dimension, reply) == expected
+
+
+def test_validated_scores_equal_the_official_reading_wherever_they_give_a_score():
+    # Over the 36 official-script replies: the validation layer never changes a score, it only refuses one.
+    checked = refused = 0
+    for case in OFFICIAL["s2tt_cases"]:
+        for official_key, reply in case["replies"].items():
+            ours = judging.s2tt_judge_score(reply)
+            checked += 1
+            if isinstance(ours, str):
+                refused += 1
+                assert reply in ("10", "excellent"), reply  # official 1 (first digit of 10) and None
+            else:
+                assert ours == case["official_scores"][official_key]
+    for case in OFFICIAL["sec_cases"]:
+        for field, name in SEC_KEYS.items():
+            ours = judging.sec_judge_score(name, case["replies"][name])
+            checked += 1
+            if isinstance(ours, str):
+                refused += 1
+                assert case["reply_set"] == "no_brackets" and name == "sec_s" or case["replies"][name] == "无法判断", case["replies"][name]
+                assert judging.official_sec_score_as_scored(case["replies"][name]) == float(case["official_sec_score"][field])
+            else:
+                assert ours == float(case["official_sec_score"][field])
+    assert (checked, refused) == (15 * 3 + 21 * 3, 5 * 2 + 7 * 2)

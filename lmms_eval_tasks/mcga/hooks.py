@@ -175,8 +175,8 @@ def mcga_agg_signature(items: list[str]) -> str:
 
 
 # ------------------------------------------------------------------------------- judged tasks (S2TT, SEC)
-S2TT_METRICS = ("chrf_pp", "bleu", *judging.S2TT_DIMENSIONS, "llm_b", "judge_failed", "judge")
-SEC_METRICS = ("cer_sentences", *judging.SEC_DIMENSIONS, "llm_c", "judge_failed", "judge")
+S2TT_METRICS = ("chrf_pp", "bleu", *judging.S2TT_DIMENSIONS, "llm_b", "judge_failed", "official_rule_differs", "judge")
+SEC_METRICS = ("cer_sentences", *judging.SEC_DIMENSIONS, "llm_c", "judge_failed", "official_rule_differs", "judge")
 
 
 def _s2tt_requests(item: dict) -> dict[str, judge.JudgeRequest]:
@@ -193,10 +193,20 @@ def _sec_requests(item: dict) -> dict[str, judge.JudgeRequest]:
     }
 
 
+_SEC_SCORES = {name: partial(judging.sec_judge_score, name) for name in judging.SEC_DIMENSIONS}
+
+
 def _judged(task: str, items: list[dict]) -> judge.JudgedTask | str:
+    """The task's judge pass: our validated scores (:func:`mcga.judging.s2tt_judge_score`, ``sec_judge_score``),
+    with the official readings given to count where the official rule would have scored a judge_failed reply."""
     if task == "s2tt":
-        return judge.judge_task("mcga_s2tt", items, _s2tt_requests, judging.official_s2tt_score, judging.judge_prompt_hashes("s2tt"))
-    return judge.judge_task("mcga_sec", items, _sec_requests, judging.official_sec_score, judging.judge_prompt_hashes("sec"))
+        return judge.judge_task(
+            "mcga_s2tt", items, _s2tt_requests, judging.s2tt_judge_score, judging.judge_prompt_hashes("s2tt"),
+            official_score=judging.official_s2tt_score,
+        )
+    return judge.judge_task(
+        "mcga_sec", items, _sec_requests, _SEC_SCORES, judging.judge_prompt_hashes("sec"), official_score=judging.official_sec_score_as_scored
+    )
 
 
 def _task_of(items: list[dict]) -> str:
@@ -266,6 +276,14 @@ def mcga_agg_judge_failed(items: list[dict]) -> int | str:
     if isinstance(result, str):
         return result
     return sum(len(dimension.failed) for dimension in result.dimensions.values())
+
+
+def mcga_agg_official_rule_differs(items: list[dict]) -> int | str:
+    """Number of judge_failed (item, dimension) pairs whose reply the official rule would have scored and counted
+    (out-of-range score, first digit/integer not the score, no number in an SEC reply): where the official figure
+    would differ from ours in this run."""
+    result = _judged(_task_of(items), items)
+    return result if isinstance(result, str) else sum(dimension.official_rule_differs for dimension in result.dimensions.values())
 
 
 def mcga_agg_judge(items: list[dict]) -> dict | str:
