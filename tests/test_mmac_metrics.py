@@ -71,7 +71,7 @@ def test_length_analysis_pools_outcomes_per_bucket():
     assert analysis["mean_words"] == 140 and analysis["captions"] == 2
     assert list(analysis["buckets"]) == ["0-49 words", "200-299 words"]
     assert analysis["buckets"]["0-49 words"]["coverage"] == 0.0
-    assert analysis["buckets"]["200-299 words"] | {} == {"captions": 1, "valid": 2, "mentioned": 2, "judge_failed": 0, "coverage": 100.0, "precision": 50.0, "accuracy": 50.0}
+    assert analysis["buckets"]["200-299 words"] == {"captions": 1, "valid": 2, "mentioned": 2, "judge_failed": 0, "coverage": 100.0, "precision": 50.0, "accuracy": 50.0}
 
 
 def test_kendalls_w_hand_computed():
