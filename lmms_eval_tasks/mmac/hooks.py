@@ -224,7 +224,8 @@ def mmac_agg_caption_length(items: list[dict]) -> dict:
     scores = _scores(items)
     if isinstance(scores, str):
         analysis = metrics.length_analysis(lengths, [])
-        analysis["buckets_note"] = scores
+        analysis["buckets"] = {label: {"captions": entry["captions"]} for label, entry in analysis["buckets"].items()}
+        analysis["buckets_note"] = f"coverage/precision per bucket {scores}"
         return analysis
     return metrics.length_analysis(lengths, scores["outcomes"])
 
