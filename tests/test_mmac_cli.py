@@ -116,7 +116,7 @@ def test_agreement_command_reports_rankings_kendalls_w_and_mention_agreement(tmp
     args = []
     for model, kinds in runs.items():
         path = tmp_path / f"{model}.jsonl"
-        path.write_text("".join(json.dumps({"task": "mmac_" + i.split("_")[0], "id": i, "response": f"{k} caption {n}"}) + "\n" for n, (i, k) in enumerate(zip(ids, kinds))), encoding="utf-8")
+        path.write_text("".join(json.dumps({"task": "mmac_" + i.split("_")[0], "id": i, "response": f"{k} caption {n} by {model}"}) + "\n" for n, (i, k) in enumerate(zip(ids, kinds))), encoding="utf-8")
         args += ["--run", f"{model}={path}"]
     # Human: m1 only content_en (1.0); m2 content_en, content_zh, clicks (1.0 each), rain not mentioned; m3 nothing.
     human = {"m1": [1, 0, 0, 0], "m2": [1, 1, 1, 0], "m3": [0, 0, 0, 0]}
