@@ -282,6 +282,21 @@ def load_samples(data_dir: str | Path | None = None, columns: str | Path | dict 
     return list(samples.values())
 
 
+_CHECKED: dict[tuple, list[dict]] = {}
+
+
+def _checked_samples(root: Path) -> list[dict]:
+    """:func:`load_samples` once per process for the same folder, mapping, rubric and file versions (the six
+    tasks of one run share one check of every clip)."""
+    mapping, rubric = column_map(), rubric_path()
+    files = sorted({p for pattern in mapping["files"] for p in root.glob(pattern) if p.is_file()}) if root.is_dir() else []
+    key = (str(root.resolve()), json.dumps(mapping, sort_keys=True), str(rubric.resolve()), rubric.stat().st_mtime_ns if rubric.is_file() else None,
+           tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files))  # fmt: skip
+    if key not in _CHECKED:
+        _CHECKED[key] = load_samples(root)
+    return _CHECKED[key]
+
+
 def load_category(category: str, data_dir: str | Path | None = None) -> list[dict]:
     """The checked samples of one category (all samples of the folder are checked first).
 
@@ -291,7 +306,7 @@ def load_category(category: str, data_dir: str | Path | None = None) -> list[dic
     if category not in CATEGORIES:
         raise MMACDataError(f"unknown MMAC category {category!r}; known: {list(CATEGORIES)}")
     root = Path(data_dir).expanduser() if data_dir is not None else data_dir_from_env()
-    chosen = [s for s in load_samples(root) if s["category"] == category]
+    chosen = [copy.deepcopy(s) for s in _checked_samples(root) if s["category"] == category]
     if not chosen:
         raise MMACDataError(f"{root}: no sample of category {category!r}")
     return chosen

@@ -18,12 +18,13 @@ All values are percentages (0-100), as in Table 2.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import statistics
 from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
 
 from mmac.schema import CATEGORIES, DIMENSION_CATEGORY
 
@@ -151,7 +152,7 @@ def length_bucket(length: dict) -> str:
     """The bucket label of a :func:`caption_length` result, e.g. ``"100-199 words"``, ``"500+ words"``."""
     edges = CHAR_EDGES if length["unit"] == "chars" else WORD_EDGES
     value = length["length"]
-    for low, high in zip(edges, edges[1:]):
+    for low, high in itertools.pairwise(edges):
         if low <= value < high:
             return f"{low}-{high - 1} {length['unit']}"
     return f"{edges[-1]}+ {length['unit']}"

@@ -33,8 +33,8 @@ def test_shipped_sample_covers_all_15_dimensions_of_the_6_categories():
 def test_sample_labels_agree_with_their_measurements():
     rows = [json.loads(line) for line in (data.SAMPLE_DATA_DIR / "mmac.jsonl").read_text(encoding="utf-8").splitlines()]
     by_id = {row["id"]: row for row in rows}
-    assert by_id["pitch_low_01"]["measured"]["median_f0_hz"] < 100 < 200 < by_id["pitch_high_01"]["measured"]["median_f0_hz"]
-    assert by_id["speed_slow_01"]["measured"]["syllables_per_second"] < 3.5 < 5.5 < by_id["speed_fast_01"]["measured"]["syllables_per_second"]
+    assert by_id["pitch_low_01"]["measured"]["median_f0_hz"] < 100 and by_id["pitch_high_01"]["measured"]["median_f0_hz"] > 200  # low / high thresholds
+    assert by_id["speed_slow_01"]["measured"]["syllables_per_second"] < 3.5 and by_id["speed_fast_01"]["measured"]["syllables_per_second"] > 5.5
     slow = by_id["speed_slow_01"]["measured"]
     assert slow["syllables_per_second"] == pytest.approx(slow["syllables"] / slow["speech_seconds"], abs=0.01)
     assert by_id["persona_female_01"]["measured"]["median_f0_hz"] > by_id["persona_male_adult_01"]["measured"]["median_f0_hz"]
@@ -42,7 +42,7 @@ def test_sample_labels_agree_with_their_measurements():
 
 
 def test_mmac_data_check_command_on_the_sample():
-    result = subprocess.run([sys.executable, "-m", "mmac.data", "check", str(data.SAMPLE_DATA_DIR)], capture_output=True, text=True, cwd=ROOT)
+    result = subprocess.run([sys.executable, "-m", "mmac.data", "check", str(data.SAMPLE_DATA_DIR)], check=False, capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     assert "22 samples OK" in result.stdout
     assert "paralinguistic: emotion 1, accent 2, pitch 2, speed 2, timbre 1, vocal 1" in result.stdout
@@ -94,7 +94,7 @@ def test_unreadable_and_empty_audio_are_refused_before_inference(tmp_path):
 
 def test_check_command_reports_bad_data_and_exits_1(tmp_path):
     folder = _folder(tmp_path, [_row(), "not an object"])
-    result = subprocess.run([sys.executable, "-m", "mmac.data", "check", str(folder)], capture_output=True, text=True, cwd=ROOT)
+    result = subprocess.run([sys.executable, "-m", "mmac.data", "check", str(folder)], check=False, capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 1 and "mmac.jsonl:2: expected an object, got str" in result.stderr
 
 
