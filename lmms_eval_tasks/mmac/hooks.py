@@ -1,0 +1,250 @@
+"""lmms-eval hooks for MMAC (free-form audio captioning judged per dimension; arXiv 2607.27109).
+
+Tasks ``mmac_content``, ``mmac_background``, ``mmac_persona``, ``mmac_paralinguistic``, ``mmac_dynamic``,
+``mmac_implication`` (one per capability category) and the group ``mmac``. Every task sends the one prompt
+"Describe this audio in detail." with the clip; the caption is judged afterwards, per target dimension of
+its sample, by the LLM judge (:func:`lmms_eval_tasks.judge.judge_task`: cache, bounded concurrency,
+retries, failure accounting) under the rubric in ``mmac/rubric.json``. Schema, rubric, reply contract and
+metrics live in the ``mmac`` package; this module only wires them to lmms-eval.
+
+The judge runs in the aggregations, once per task, on rank 0, over all documents. With no judge configured
+the judged metrics read "not computed: ..." and the run goes on (caption lengths are still reported).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from loguru import logger
+
+from lmms_eval_tasks import judge
+from lmms_eval_tasks.audio import audio_for_model
+from lmms_eval_tasks.responses import generation_failure
+from mmac import data, judging, metrics, schema
+
+_KEY_SEPARATOR = "|"  # judge_task metric key: "<dimension>|<caption-length bucket>"
+
+
+def _load_docs(category: str, dataset):
+    """``process_docs``: the checked samples of ``category`` from ``$MMAC_DATA_DIR`` (default: the shipped sample,
+    which the YAML's ``data_files`` also names), replacing the rows lmms-eval loaded, so one environment
+    variable moves rows and audio together and every sample passes :func:`mmac.data.load_samples`'s checks."""
+    from datasets import Dataset
+
+    return Dataset.from_list(data.load_category(category))
+
+
+mmac_content_docs = partial(_load_docs, "content")
+mmac_background_docs = partial(_load_docs, "background")
+mmac_persona_docs = partial(_load_docs, "persona")
+mmac_paralinguistic_docs = partial(_load_docs, "paralinguistic")
+mmac_dynamic_docs = partial(_load_docs, "dynamic")
+mmac_implication_docs = partial(_load_docs, "implication")
+
+
+def _max_seconds(kwargs: dict | None) -> float | None:
+    value = (kwargs or {}).get("max_audio_seconds")
+    return None if value in (None, "", "none", "None") else float(value)
+
+
+def mmac_doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> str:
+    """The one caption prompt of the paper (Sec. 3.1): "Describe this audio in detail."."""
+    return schema.PROMPT
+
+
+def mmac_doc_to_audio(doc: dict, lmms_eval_specific_kwargs: dict | None):
+    """``doc_to_visual`` for simple models: ``[audio]`` in the form ``simple_audio`` (``array`` or ``path``)."""
+    kwargs = lmms_eval_specific_kwargs or {}
+    return [audio_for_model(doc["audio_path"], kwargs.get("simple_audio", "array"), _max_seconds(kwargs))]
+
+
+def mmac_doc_to_messages(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> list[dict]:
+    """Chat request: one user turn [audio, prompt]; no system turn (each model keeps its default)."""
+    kwargs = lmms_eval_specific_kwargs or {}
+    audio = audio_for_model(doc["audio_path"], kwargs.get("chat_audio", "path"), _max_seconds(kwargs))
+    return [{"role": "user", "content": [{"type": "audio", "url": audio}, {"type": "text", "text": schema.PROMPT}]}]
+
+
+def mmac_doc_to_target(doc: dict) -> str:
+    """The reference labels, ``"dimension: label; ..."`` (for the logs; captions are judged, not compared)."""
+    return "; ".join(f"{t['dimension']}: {t['label']}" for t in doc["targets"])
+
+
+JUDGED_METRICS = ("coverage", "precision", "accuracy", "dimensions", "judge_failed", "judge", "caption_length")
+
+
+def mmac_process_results(doc: dict, results: list[str]) -> dict:
+    """One item per document, shared by every judged metric; the judge runs in the aggregations.
+
+    The item keeps the raw ``response`` (hook point for the response diagnostics of
+    :mod:`lmms_eval_tasks.responses`), the caption sent to the judge, its length and bucket, and the
+    sample's targets, so the logged samples say what was judged against what.
+    """
+    response = results[0] if results else ""
+    caption = response.strip()
+    length = metrics.caption_length(caption)
+    item = {
+        "task": f"mmac_{doc['category']}",
+        "id": doc["id"],
+        "category": doc["category"],
+        "targets": [{"dimension": t["dimension"], "label": t["label"]} for t in doc["targets"]],
+        "response": response,
+        "caption": caption,
+        "generation_failure": generation_failure(response),
+        "length": length,
+        "bucket": metrics.length_bucket(length),
+    }
+    return {**dict.fromkeys(JUDGED_METRICS, item), "empty_responses": int(not caption), "signature": doc["category"]}
+
+
+# ------------------------------------------------------------------------------------------ judging
+def _requests(item: dict) -> dict[str, judge.JudgeRequest]:
+    """One judge request per target dimension; none for empty captions (omissions) and failed generations."""
+    if item["generation_failure"] or not item["caption"]:
+        return {}
+    rubric = judging.load_rubric()
+    return {
+        f"{t['dimension']}{_KEY_SEPARATOR}{item['bucket']}": judge.JudgeRequest.of(judging.judge_messages(t["dimension"], t["label"], item["caption"], rubric))
+        for t in item["targets"]
+    }
+
+
+def _judgment_or_none(reply: str | None) -> judging.Judgment | None:
+    """``score_from_reply`` for :func:`judge.judge_task`: the reply's :class:`mmac.judging.Judgment`, or None
+    (judge_failed) when it breaks the JSON contract. The range is checked against the highest scale of the
+    rubric here and against the target dimension's own scale in :func:`_outcomes`."""
+    highest = max(spec["scale"] for spec in judging.load_rubric()["dimensions"].values())
+    try:
+        return judging.parse_judge_reply(reply, highest)
+    except judging.InvalidJudgeReply as error:
+        logger.warning(f"MMAC judge reply rejected ({error}): {(reply or '')[:120]!r}")
+        return None
+
+
+def _judged(items: list[dict]) -> judge.JudgedTask | str:
+    return judge.judge_task(items[0]["task"], items, _requests, _judgment_or_none, {"mmac_rubric": judging.rubric_sha256_16()})
+
+
+def _outcomes(items: list[dict], judged: judge.JudgedTask) -> tuple[list[metrics.Outcome], dict]:
+    """Every (sample, target) outcome, and the counts judged elsewhere than the judge call.
+
+    Empty captions are omissions (mentioned = False) without a judge call; failed generations are left out
+    and counted; a judged score above its dimension's scale is judge_failed (counted with its reason).
+    """
+    rubric = judging.load_rubric()
+    outcomes: list[metrics.Outcome] = []
+    extra = {"omitted_without_call": {}, "generation_failed": {}, "out_of_scale": {}}
+    for item in items:
+        for target in item["targets"]:
+            dimension = target["dimension"]
+            if item["generation_failure"]:
+                extra["generation_failed"][dimension] = extra["generation_failed"].get(dimension, 0) + 1
+            elif not item["caption"]:
+                extra["omitted_without_call"][dimension] = extra["omitted_without_call"].get(dimension, 0) + 1
+                outcomes.append(metrics.Outcome(dimension, False, None, item["bucket"]))
+    for key, result in judged.dimensions.items():
+        dimension, bucket = key.split(_KEY_SEPARATOR, 1)
+        scale = rubric["dimensions"][dimension]["scale"]
+        for judgment in result.values:
+            if judgment.score is not None and judgment.score > scale:
+                extra["out_of_scale"][dimension] = extra["out_of_scale"].get(dimension, 0) + 1
+                outcomes.append(metrics.Outcome(dimension, None, None, bucket))
+            else:
+                outcomes.append(metrics.Outcome(dimension, judgment.mentioned, judging.normalized_score(judgment, scale), bucket))
+        outcomes.extend(metrics.Outcome(dimension, None, None, bucket) for _ in result.failed)
+    return outcomes, extra
+
+
+def _scores(items: list[dict]) -> dict | str:
+    """Everything the judged metrics report, computed once per task, or the reason it was not computed."""
+    result = _judged(items)
+    if isinstance(result, str):
+        return result
+    outcomes, extra = _outcomes(items, result)
+    per_dimension = metrics.dimension_scores(outcomes)
+    for dimension, entry in per_dimension.items():
+        entry["generation_failed"] = extra["generation_failed"].get(dimension, 0)
+        entry["omitted_without_call"] = extra["omitted_without_call"].get(dimension, 0)
+        entry["out_of_scale"] = extra["out_of_scale"].get(dimension, 0)
+    category = items[0]["category"]
+    return {
+        "category": metrics.category_scores(per_dimension).get(category, {m: None for m in metrics.METRICS}),
+        "dimensions": per_dimension,
+        "judge_failed": sum(entry["judge_failed"] for entry in per_dimension.values()),
+        "outcomes": outcomes,
+        "provenance": {**result.provenance, **{k: v for k, v in extra.items() if v}},
+    }
+
+
+def _category_metric(metric: str, items: list[dict]) -> float | str:
+    scores = _scores(items)
+    if isinstance(scores, str):
+        return scores
+    value = scores["category"][metric]
+    return f"not computed: no dimension of this task has a {metric} (see 'dimensions')" if value is None else value
+
+
+def mmac_agg_coverage(items: list[dict]) -> float | str:
+    """Coverage (percent) of the task's category: mean over its dimensions of mentioned / valid."""
+    return _category_metric("coverage", items)
+
+
+def mmac_agg_precision(items: list[dict]) -> float | str:
+    """Precision (percent) of the task's category: mean over its dimensions of the mean score of mentioned samples."""
+    return _category_metric("precision", items)
+
+
+def mmac_agg_accuracy(items: list[dict]) -> float | str:
+    """Accuracy (percent) of the task's category: mean over its dimensions of the mean score, omissions = 0."""
+    return _category_metric("accuracy", items)
+
+
+def mmac_agg_dimensions(items: list[dict]) -> dict | str:
+    """Per dimension: coverage, precision, accuracy (percent) and the counts behind them."""
+    scores = _scores(items)
+    return scores if isinstance(scores, str) else scores["dimensions"]
+
+
+def mmac_agg_judge_failed(items: list[dict]) -> int | str:
+    """Number of (sample, dimension) pairs without a valid judgment (failed call, invalid or out-of-scale reply);
+    each is left out of every denominator."""
+    scores = _scores(items)
+    return scores if isinstance(scores, str) else scores["judge_failed"]
+
+
+def mmac_agg_judge(items: list[dict]) -> dict | str:
+    """Judge provenance: models reported, parameters, rubric hash, cache hits/misses, per-key judged/failed."""
+    scores = _scores(items)
+    return scores if isinstance(scores, str) else scores["provenance"]
+
+
+def mmac_agg_caption_length(items: list[dict]) -> dict:
+    """Caption lengths (words; CJK characters for Chinese) and Coverage / Precision per length bucket (paper Fig. 5)."""
+    lengths = [item["length"] for item in items if not item["generation_failure"]]
+    scores = _scores(items)
+    if isinstance(scores, str):
+        analysis = metrics.length_analysis(lengths, [])
+        analysis["buckets"] = {label: {"captions": entry["captions"]} for label, entry in analysis["buckets"].items()}
+        analysis["buckets_note"] = f"coverage/precision per bucket {scores}"
+        return analysis
+    return metrics.length_analysis(lengths, scores["outcomes"])
+
+
+def mmac_agg_count(items: list) -> int:
+    """Number of true items (e.g. empty responses)."""
+    return int(sum(bool(i) for i in items))
+
+
+def mmac_agg_signature(items: list[str]) -> str:
+    """Signature of the MMAC metrics (:func:`mmac.judging.signature`: rubric hash, averaging, units)."""
+    return judging.signature()
+
+
+def mmac_agg_category_macro(values: list, sizes: list[int], weight_by_size: bool = False) -> float | str:
+    """Group aggregation: the equal-weight mean of the category values (paper's "category-macro"; sizes ignored)."""
+    reasons = [v for v in values if isinstance(v, str)]
+    if reasons:
+        return f"not computed: {len(reasons)} of {len(values)} categories have no value ({reasons[0]})"
+    if len(values) != len(schema.CATEGORIES):
+        logger.warning(f"MMAC category-macro over {len(values)} categories, not all {len(schema.CATEGORIES)}")
+    return sum(values) / len(values)
