@@ -596,13 +596,16 @@ def _scrub(error: object, config: JudgeConfig, limit: int = 200) -> str:
 
 # ------------------------------------------------------------------------------------ score functions
 #: What a task's score function returns for one reply: the score (a finite number) when the reply yields a
-#: valid one; otherwise a one-line reason (str), or None for "no score in the reply".
-ScoreResult = float | int | str | None
+#: valid one; otherwise a one-line reason (str), or None for "no score in the reply". A task that judges more
+#: than a number returns its own object for a valid reply (MMAC's ``Judgment``); it is kept as it is, and
+#: :attr:`JudgedDimension.mean` then does not apply (the task aggregates its values itself).
+ScoreResult = float | int | str | object | None
 ScoreFunction = Callable[[str], ScoreResult]
 
 
-def read_score(result: ScoreResult, reply: str | None) -> tuple[float | None, str | None]:
-    """``(score, None)`` for a valid score, ``(None, reason)`` otherwise, from a score function's ``result``.
+def read_score(result: ScoreResult, reply: str | None) -> tuple[float | object | None, str | None]:
+    """``(score, None)`` for a valid score (or a task's judgment object), ``(None, reason)`` otherwise, from a
+    score function's ``result``.
 
     Raises:
         TypeError: ``result`` is none of the :data:`ScoreResult` forms.
@@ -611,8 +614,10 @@ def read_score(result: ScoreResult, reply: str | None) -> tuple[float | None, st
         return None, result
     if result is None:
         return None, f"no score in the judge reply {_snippet(reply)}"
-    if isinstance(result, bool) or not isinstance(result, (int, float)):
-        raise TypeError(f"a score function returned {result!r}; expected a number, a reason (str) or None")
+    if isinstance(result, bool):
+        raise TypeError(f"a score function returned {result!r}; expected a number, a reason (str), a task's judgment object or None")
+    if not isinstance(result, (int, float)):
+        return result, None  # a task-defined judgment (e.g. MMAC's), valid by construction
     if not math.isfinite(result):
         return None, f"the score read from the judge reply {_snippet(reply)} is {result}"
     return float(result), None
@@ -692,7 +697,7 @@ def judge_task(
         task: task name, for the progress bar, the log and the provenance.
         items: per-document records; each has an ``"id"``, and a ``"key"`` where the id is not unique per
             document (failures then name ``"<key> (id <id>)"``).
-        requests_for_item: item -> ``{dimension: JudgeRequest}`` (the same dimensions for every item).
+        requests_for_item: item -> ``{dimension: JudgeRequest}`` (items may have different dimensions, or none).
         score_from_reply: reply text -> :data:`ScoreResult`: the score when the reply yields a valid one,
             else the reason (str) or None. One function, or ``{dimension: function}``. Only replies that
             yield a valid score are cached; the others are asked again within the attempt budget, then the

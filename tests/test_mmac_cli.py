@@ -45,7 +45,10 @@ def test_replay_with_judge_gives_hand_computed_metrics_then_rescores_from_cache(
         assert para["timbre"]["valid"] == 0 and para["timbre"]["judge_failed"] == 1 and para["timbre"]["accuracy"] is None
         assert {k: para["accent"][k] for k in pick} == {"valid": 2, "mentioned": 1, "judge_failed": 0, "coverage": 50.0, "precision": 50.0, "accuracy": 25.0}
         persona = r["mmac_persona"]["dimensions,none"]
-        assert persona["gender"]["out_of_scale"] == 1 and persona["gender"]["judge_failed"] == 1 and persona["gender"]["valid"] == 1
+        # A score of 2 on the binary gender scale is asked again (never cached), then judge_failed with the reason.
+        assert persona["gender"]["judge_failed"] == 1 and persona["gender"]["valid"] == 1
+        gender_metrics = [m for name, m in r["mmac_persona"]["judge,none"]["per_metric"].items() if name.startswith("gender")]
+        assert [f for m in gender_metrics for f in m["failed_items"] if "score 2 outside 0..1" in f] != []
         assert r["mmac_persona"]["judge_failed,none"] == 1 and r["mmac_paralinguistic"]["judge_failed,none"] == 2 and r["mmac_content"]["judge_failed,none"] == 0
         implication = r["mmac_implication"]["dimensions,none"]["implication"]
         assert implication["omitted_without_call"] == 1 and implication["valid"] == 2 and r["mmac_implication"]["empty_responses,none"] == 1
@@ -67,10 +70,12 @@ def test_replay_with_judge_gives_hand_computed_metrics_then_rescores_from_cache(
         assert sorted(s["accuracy"]["id"] for s in logged) == ["persona_elderly_01", "persona_female_01", "persona_male_adult_01"]
         assert all(s["accuracy"]["response"] == s["accuracy"]["caption"] for s in logged)
 
-        # Second scoring of the same captions: valid replies come from the cache (invalid ones may be asked again).
+        # Second scoring of the same captions: valid replies come from the cache; invalid ones were never cached.
         again, log2 = lmms_eval(lmms_eval_cli, env, tmp_path / "again", "mmac", "replay", f"predictions={MMAC / 'captions.jsonl'}")
         new = [request["messages"][-1]["content"] for request in server.requests[len(first_requests) :]]
-        assert all("test instructions very quickly" in text or "whispered, breathy voice" in text for text in new)
+        invalid = ("test instructions very quickly", "whispered, breathy voice", "A woman driver announces the arrival time.")
+        assert all(any(caption in text for caption in invalid) for text in new)  # only the three invalid replies are asked again
+        assert len(new) == 3 * 3  # each asked up to AUDIO_JUDGE_MAX_ATTEMPTS (3) times, never cached
         assert again["results"]["mmac"]["accuracy,none"] == pytest.approx(350 / 6)
         assert again["results"]["mmac_content"]["judge,none"]["cache_hits"] == 2 and again["results"]["mmac_content"]["judge,none"]["api_calls"] == 0
     assert_key_absent(out, log)

@@ -109,31 +109,36 @@ def _requests(item: dict) -> dict[str, judge.JudgeRequest]:
     }
 
 
-def _judgment_or_none(reply: str | None) -> judging.Judgment | None:
-    """``score_from_reply`` for :func:`judge.judge_task`: the reply's :class:`mmac.judging.Judgment`, or None
-    (judge_failed) when it breaks the JSON contract. The range is checked against the highest scale of the
-    rubric here and against the target dimension's own scale in :func:`_outcomes`."""
-    highest = max(spec["scale"] for spec in judging.load_rubric()["dimensions"].values())
+def _judgment_or_reason(scale: int, reply: str | None) -> judging.Judgment | str:
+    """``score_from_reply`` for one target dimension: the reply's :class:`mmac.judging.Judgment` on that
+    dimension's ``scale``, or the reason it breaks the JSON contract. The judge layer caches only valid
+    judgments and asks again for the others, then counts the item judge_failed with this reason."""
     try:
-        return judging.parse_judge_reply(reply, highest)
+        return judging.parse_judge_reply(reply, scale)
     except judging.InvalidJudgeReply as error:
-        logger.warning(f"MMAC judge reply rejected ({error}): {(reply or '')[:120]!r}")
-        return None
+        return f"invalid judge reply ({error})"
+
+
+def _score_functions(items: list[dict]) -> dict[str, partial]:
+    """``{request key: score function}`` with each target dimension's own scale (gender is binary)."""
+    rubric = judging.load_rubric()
+    keys = {f"{t['dimension']}{_KEY_SEPARATOR}{item['bucket']}" for item in items for t in item["targets"]}
+    return {key: partial(_judgment_or_reason, rubric["dimensions"][key.split(_KEY_SEPARATOR, 1)[0]]["scale"]) for key in keys}
 
 
 def _judged(items: list[dict]) -> judge.JudgedTask | str:
-    return judge.judge_task(items[0]["task"], items, _requests, _judgment_or_none, {"mmac_rubric": judging.rubric_sha256_16()})
+    return judge.judge_task(items[0]["task"], items, _requests, _score_functions(items), {"mmac_rubric": judging.rubric_sha256_16()})
 
 
 def _outcomes(items: list[dict], judged: judge.JudgedTask) -> tuple[list[metrics.Outcome], dict]:
     """Every (sample, target) outcome, and the counts judged elsewhere than the judge call.
 
     Empty captions are omissions (mentioned = False) without a judge call; failed generations are left out
-    and counted; a judged score above its dimension's scale is judge_failed (counted with its reason).
+    and counted; judge failures (including replies off the dimension's scale) are left out and counted.
     """
     rubric = judging.load_rubric()
     outcomes: list[metrics.Outcome] = []
-    extra = {"omitted_without_call": {}, "generation_failed": {}, "out_of_scale": {}}
+    extra = {"omitted_without_call": {}, "generation_failed": {}}
     for item in items:
         for target in item["targets"]:
             dimension = target["dimension"]
@@ -145,12 +150,7 @@ def _outcomes(items: list[dict], judged: judge.JudgedTask) -> tuple[list[metrics
     for key, result in judged.dimensions.items():
         dimension, bucket = key.split(_KEY_SEPARATOR, 1)
         scale = rubric["dimensions"][dimension]["scale"]
-        for judgment in result.values:
-            if judgment.score is not None and judgment.score > scale:
-                extra["out_of_scale"][dimension] = extra["out_of_scale"].get(dimension, 0) + 1
-                outcomes.append(metrics.Outcome(dimension, None, None, bucket))
-            else:
-                outcomes.append(metrics.Outcome(dimension, judgment.mentioned, judging.normalized_score(judgment, scale), bucket))
+        outcomes.extend(metrics.Outcome(dimension, j.mentioned, judging.normalized_score(j, scale), bucket) for j in result.values)
         outcomes.extend(metrics.Outcome(dimension, None, None, bucket) for _ in result.failed)
     return outcomes, extra
 
@@ -165,7 +165,6 @@ def _scores(items: list[dict]) -> dict | str:
     for dimension, entry in per_dimension.items():
         entry["generation_failed"] = extra["generation_failed"].get(dimension, 0)
         entry["omitted_without_call"] = extra["omitted_without_call"].get(dimension, 0)
-        entry["out_of_scale"] = extra["out_of_scale"].get(dimension, 0)
     category = items[0]["category"]
     return {
         "category": metrics.category_scores(per_dimension).get(category, {m: None for m in metrics.METRICS}),
