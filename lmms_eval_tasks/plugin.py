@@ -78,4 +78,7 @@ def register():
         from loguru import logger
 
         logger.error(f"{error}" if isinstance(error, PluginCompatibilityError) else f"lmms-eval-audio-plugin could not add its task folder ({error!r}); pass --include_path {TASKS_DIR}")
+    from lmms_eval_tasks.responses import write_results_as_valid_utf8
+
+    write_results_as_valid_utf8()  # samples holding lone surrogates are written, not lost
     return [ModelManifest(model_id=name, simple_class_path=path) for name, path in MODEL_CLASSES.items()]

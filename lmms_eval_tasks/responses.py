@@ -1,32 +1,448 @@
-"""What a model's response is before it is scored: a generated answer, or a failed generation.
+"""What a model's response is before it is scored, shared by every benchmark (MCGA, PARSA-Bench, MMAC).
 
-Shared by every benchmark's hooks (MCGA, PARSA-Bench, MMAC). A failed generation is never scored as an
-answer: it is counted (``failed_generations``) and the run fails loudly when most of a task's responses
-are failures.
+One call per document, :func:`check_response`, in a task's ``process_results``: it returns the text to score
+(:attr:`CheckedResponse.answer`) and one diagnostics record per document that the aggregations of this module
+(``agg_<metric>``, listed in the task YAML, see :data:`DIAGNOSTIC_METRICS`) turn into counts in the results,
+warnings in the log, and :class:`FailedRunError` for a failed run. The paper-rule figures are not changed by the
+diagnostics, except that a failed generation is scored as the empty answer (it is never parsed as an answer).
 
-Failure placeholders recognised:
+Per task, counts of documents (all lower-is-better, in the results JSON as ``<metric>,none``):
 
-- lmms-eval's own API models (``openai``, ``gemini``, ...) return
-  ``"[LMMS_EVAL_REQUEST_FAILED after N retries] <error>"`` when a request fails;
-- this plugin's models return ``GENERATION_FAILED_PREFIX + " <error>"`` when generation raised for a
-  document (lmms-eval's own local wrappers return ``""`` instead, which is counted as empty).
+- ``failed_generations``: the response is a failure placeholder, not an answer: lmms-eval's API models
+  (``openai``, ``gemini``, ...) return ``"[LMMS_EVAL_REQUEST_FAILED after N retries] <error>"`` when a request
+  fails; this plugin's models return ``GENERATION_FAILED_PREFIX + " <error>"`` when generation raised. It is scored
+  as the empty answer ``""`` (MCGA: an empty hypothesis/answer; PARSA: what the paper's rule does with an empty
+  response). lmms-eval's own local wrappers return ``""`` when generation raises; that is an empty response.
+- ``empty_responses``: the response is empty or whitespace (failed generations not included).
+- ``echoed_prompts``: the response reproduces a prompt text (:func:`echoes_prompt`): audio never reached the model.
+- ``placeholder_copies``: the response holds an output-format placeholder of the prompt, e.g.
+  ``your English translation here`` (:func:`copied_placeholder`).
+- ``identical_answers``: the documents that got one same answer, when that answer covers so many distinct inputs
+  that the model cannot have used them (audio dropped by the wrapper; rule in :func:`identical_answer_count`),
+  else 0.
+- ``invalid_text_replaced``: code points that cannot be written as UTF-8 (lone surrogates) replaced by U+FFFD
+  before scoring and logging (:func:`valid_text`).
+
+A run is a **failed run** when more than :data:`FAILED_RUN_SHARE` (50 %) of a task's responses are failed
+generations or empty: the aggregation raises :class:`FailedRunError` naming the task, the share and the first
+error, so the run stops with a non-zero exit (under ``--verbosity DEBUG``, lmms-eval re-raises it).
+
+Adopting this in a benchmark: in ``process_results`` call :func:`check_response`, score ``checked.answer`` and
+return ``{**checked.metrics(), ...}`` (diagnostics first, so a failed run stops before any judge is called); list
+:func:`yaml_metric_list` in every task YAML.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from loguru import logger
+
 #: Prefix of the placeholder our models return for a document whose generation raised.
 GENERATION_FAILED_PREFIX = "[LMMS_EVAL_AUDIO_PLUGIN_GENERATION_FAILED]"
-#: Prefix of lmms-eval's request-failure placeholder (lmms_eval/models/*/openai.py, gemini.py, 0.7.x).
+#: Prefix of lmms-eval's request-failure placeholder (lmms_eval/models/{chat,simple}/{openai,gemini}.py,
+#: chat/async_openai.py, 0.7.x: ``f"[LMMS_EVAL_REQUEST_FAILED after {max_retries} retries] {error_preview}"``).
 LMMS_EVAL_REQUEST_FAILED_PREFIX = "[LMMS_EVAL_REQUEST_FAILED"
 
+DIAGNOSTIC_METRICS = ("failed_generations", "empty_responses", "echoed_prompts", "placeholder_copies", "identical_answers", "invalid_text_replaced")
 
+#: A task whose failed generations plus empty responses exceed this share of its documents is a failed run.
+FAILED_RUN_SHARE = 0.5
+#: Echo: share of the response's character 3-grams found in the prompt text, and share of the prompt text's 3-grams
+#: found in the response (both after :func:`normalised_text`); prompt texts shorter than ECHO_MIN_SOURCE_CHARS
+#: normalised characters count only when the response equals them.
+ECHO_RESPONSE_FROM_PROMPT, ECHO_PROMPT_COVERED, ECHO_MIN_SOURCE_CHARS = 0.8, 0.6, 25
+#: Identical answers (:func:`identical_answer_count`): at least IDENTICAL_MIN_INPUTS distinct inputs answered, one
+#: answer on more than IDENTICAL_SHARE_OPEN of the answered documents (IDENTICAL_SHARE_CLOSED where answers come from
+#: a fixed label or option list), and on more than the most frequent gold answer's share plus IDENTICAL_GOLD_MARGIN.
+IDENTICAL_MIN_INPUTS, IDENTICAL_SHARE_OPEN, IDENTICAL_SHARE_CLOSED, IDENTICAL_GOLD_MARGIN = 5, 0.5, 0.9, 0.1
+
+_PREVIEW_CHARS = 80
+_NGRAM = 3
+
+
+class FailedRunError(RuntimeError):
+    """Most responses of a task are failed generations or empty: the run produced no answers to score."""
+
+
+# ------------------------------------------------------------------------------------------- one response
 def generation_failure(response: str) -> str | None:
-    """The error carried by a failure placeholder (``"request failed: ..."``), or ``None`` for a real answer.
+    """The error carried by a failure placeholder, or ``None`` for a real answer.
 
-    An empty response is not a failure here (a model may answer nothing); it is counted separately.
+    ``"[LMMS_EVAL_REQUEST_FAILED after 5 retries] Connection error."`` -> ``"request failed after 5 retries:
+    Connection error."``; ``GENERATION_FAILED_PREFIX + " CUDA out of memory"`` -> ``"generation raised: CUDA out of
+    memory"``. An empty response is not a failure here (a model may answer nothing); it is counted separately.
     """
-    text = response.lstrip()
-    for prefix, kind in ((GENERATION_FAILED_PREFIX, "generation raised"), (LMMS_EVAL_REQUEST_FAILED_PREFIX, "request failed")):
-        if text.startswith(prefix):
-            return f"{kind}: {text[len(prefix):].strip(' ]')}"
+    text = (response or "").lstrip()
+    if text.startswith(GENERATION_FAILED_PREFIX):
+        return f"generation raised: {text[len(GENERATION_FAILED_PREFIX):].strip()}"
+    if text.startswith(LMMS_EVAL_REQUEST_FAILED_PREFIX):
+        detail, _, error = text[len(LMMS_EVAL_REQUEST_FAILED_PREFIX):].partition("]")
+        return f"request failed{detail.rstrip()}: {error.strip()}"
     return None
+
+
+def valid_text(text: str) -> tuple[str, int]:
+    """``(text, n)``: ``text`` with every code point that cannot be encoded as UTF-8 replaced by U+FFFD, and ``n``.
+
+    Only surrogates (U+D800-U+DFFF) are such code points in a Python ``str``. A high+low surrogate pair (text
+    decoded as UTF-16 code units) is joined into its character first, so only lone surrogates are replaced.
+    """
+    try:
+        text.encode("utf-8")
+        return text, 0
+    except UnicodeEncodeError:
+        joined = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+        return joined, joined.count("\ufffd") - text.count("\ufffd")
+
+
+def normalised_text(text: str) -> str:
+    """NFKC, casefolded, every run of non-alphanumeric characters (spaces, punctuation, symbols, marks, ZWNJ) one
+    space, stripped: the form compared by the echo and identical-answer checks (``'{"answer": 3}'`` -> ``answer 3``)."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return re.sub(r"[\W_]+", " ", folded).strip()
+
+
+def _ngrams(text: str) -> set[str]:
+    return {text[i : i + _NGRAM] for i in range(len(text) - _NGRAM + 1)}
+
+
+def echo_overlap(response: str, prompt_text: str) -> tuple[float, float]:
+    """``(from_prompt, covered)`` after :func:`normalised_text`: the share of the response's distinct character
+    3-grams that occur in ``prompt_text``, and the share of the prompt text's distinct 3-grams that occur in the
+    response (0.0 for a text with no 3-gram)."""
+    return _overlap(_ngrams(normalised_text(response)), _ngrams(normalised_text(prompt_text)))
+
+
+def _overlap(answer: set[str], source: set[str]) -> tuple[float, float]:
+    shared = len(answer & source)
+    return (shared / len(answer) if answer else 0.0), (shared / len(source) if source else 0.0)
+
+
+def echoes_prompt(response: str, prompt_texts: Sequence[str]) -> bool:
+    """True if ``response`` reproduces one of ``prompt_texts`` (or all of them joined) instead of answering.
+
+    After :func:`normalised_text`, the response echoes a prompt text when it equals it, or, for prompt texts of at
+    least :data:`ECHO_MIN_SOURCE_CHARS` (25) characters, when :func:`echo_overlap` is at least (0.8, 0.6): 80 % of
+    the response is prompt text and it holds 60 % of the prompt text. So small edits, a prefix such as "Sure:", or
+    an echo repeated several times still count; an answer quoting one option, a label, or a span of a transcript
+    given in the prompt covers too little of the prompt text to count. Give as prompt texts what a correct answer
+    never reproduces: system prompt, instruction, format sentence (:func:`sentences` of them, to find the echo of
+    one sentence); a short instruction (a question) then counts only when echoed exactly, since answers restate
+    questions ("这首诗的体裁是诗" for "这首诗的体裁是什么？").
+    """
+    answer = normalised_text(response)
+    if len(answer) < 2:
+        return False
+    sources = [t for t in prompt_texts if t] + ([" ".join(prompt_texts)] if len(prompt_texts) > 1 else [])
+    answer_ngrams = _ngrams(answer)
+    for source in sources:
+        normalised = normalised_text(source)
+        if answer == normalised:
+            return True
+        if len(normalised) >= ECHO_MIN_SOURCE_CHARS:
+            from_prompt, covered = _overlap(answer_ngrams, _ngrams(normalised))
+            if from_prompt >= ECHO_RESPONSE_FROM_PROMPT and covered >= ECHO_PROMPT_COVERED:
+                return True
+    return False
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences and lines of a fixed instruction text (split after ``. ! ? ;`` and their CJK forms, and at line
+    breaks), so that an echo of one sentence of a long instruction is found by :func:`echoes_prompt`. Split only
+    instruction text, never content (options, passages): an answer may quote an option."""
+    return [piece.strip() for piece in _SENTENCE_END.split(text) if piece.strip()]
+
+
+def _placeholder_form(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def copied_placeholder(response: str, placeholders: Sequence[str]) -> str | None:
+    """The first of ``placeholders`` that ``response`` contains (NFKC, case and whitespace ignored), else ``None``.
+
+    Placeholders are compared with their punctuation (``<option number>`` is one, "the option number is 3" does
+    not contain it); get them from the prompt's format with :func:`format_placeholders`.
+    """
+    text = _placeholder_form(response)
+    for placeholder in placeholders:
+        if placeholder.strip() and _placeholder_form(placeholder) in text:
+            return placeholder
+    return None
+
+
+_JSON_STRING_VALUE = re.compile(r':\s*"((?:[^"\\]|\\.)+)"')
+_ANGLE_PLACEHOLDER = re.compile(r"<[^<>{}\n]{2,60}>")
+
+
+def format_placeholders(format_text: str) -> list[str]:
+    """The placeholders of an output-format text such as ``{"translation": "your English translation here"}`` or
+    ``{"answer": <option number>}``: every JSON string value and every ``<...>`` token, in order, without repeats.
+
+    >>> format_placeholders('{"entities": [{"type": "entity type from the list", "span": "entity text in Persian"}]}')
+    ['entity type from the list', 'entity text in Persian']
+    """
+    found = _JSON_STRING_VALUE.findall(format_text) + _ANGLE_PLACEHOLDER.findall(format_text)
+    return list(dict.fromkeys(found))
+
+
+def _key(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+
+
+@dataclass(frozen=True)
+class CheckedResponse:
+    """A response checked by :func:`check_response`.
+
+    Attributes:
+        answer: the text to score: ``""`` for a failed generation, else the response made valid UTF-8.
+        record: the per-document diagnostics record (JSON-serialisable; logged in the samples under each metric).
+    """
+
+    answer: str
+    record: dict
+
+    def metrics(self) -> dict[str, dict]:
+        """``{metric: record}`` for every metric of :data:`DIAGNOSTIC_METRICS`, for ``process_results``."""
+        return dict.fromkeys(DIAGNOSTIC_METRICS, self.record)
+
+
+def check_response(
+    response: str | None,
+    *,
+    task: str,
+    doc_id: object,
+    clip: str | None,
+    gold: object,
+    prompt_texts: Sequence[str] = (),
+    placeholders: Sequence[str] = (),
+    closed_answer_set: bool = False,
+) -> CheckedResponse:
+    """Check one response of one document (see the module docstring for what is counted).
+
+    Args:
+        response: the model output as lmms-eval passes it (``None`` counts as empty).
+        task: the lmms-eval task name (``mcga_asr``, ``parsa_vazn_text``), named in warnings and errors.
+        doc_id: the document's id, shown in warnings.
+        clip: the audio the model was given (its path), ``None`` in text mode; with the prompt texts it tells
+            distinct inputs apart for the identical-answer rule.
+        gold: the document's gold answer (any value; compared after ``str`` and :func:`normalised_text`).
+        prompt_texts: texts a correct answer never reproduces (system prompt, instruction, format sentence); see
+            :func:`echoes_prompt`.
+        placeholders: the output-format placeholders of the prompt (:func:`format_placeholders`).
+        closed_answer_set: the task's answers come from a fixed label or option list (classification, multiple
+            choice), where one answer for many documents is expected (see :func:`identical_answer_count`).
+    """
+    text, replaced = valid_text("" if response is None else str(response))
+    failure = generation_failure(text)
+    answer = "" if failure is not None else text
+    empty = failure is None and not answer.strip()
+    answered = failure is None and not empty
+    record = {
+        "task": task,
+        "id": str(doc_id),
+        "failure": failure,
+        "empty": empty,
+        "echo": answered and echoes_prompt(answer, prompt_texts),
+        "placeholder": copied_placeholder(answer, placeholders) if answered else None,
+        "invalid_text_replaced": replaced,
+        "answer_key": _key(normalised_text(answer)) if answered else None,
+        "gold_key": _key(normalised_text(str(gold))),
+        "input_key": _key("\x00".join([clip or "", *prompt_texts])),
+        "closed_answer_set": closed_answer_set,
+        "preview": text[:_PREVIEW_CHARS],
+    }
+    return CheckedResponse(answer, record)
+
+
+# ------------------------------------------------------------------------------------------- aggregations
+def _task(records: list[dict]) -> str:
+    return records[0]["task"] if records else "?"
+
+
+def _share(count: int, records: list[dict]) -> str:
+    return f"{count} of {len(records)} responses ({100 * count / len(records):.1f}%)"
+
+
+def _first(records: list[dict], field: str) -> dict:
+    return next(r for r in records if r[field])
+
+
+def check_failed_run(records: list[dict]) -> None:
+    """Raise :class:`FailedRunError` if more than :data:`FAILED_RUN_SHARE` of the documents are failed or empty.
+
+    The message names the task, the share and the first error (or says that the model returned empty text).
+    """
+    failed = sum(1 for r in records if r["failure"])
+    empty = sum(1 for r in records if r["empty"])
+    if not records or failed + empty <= FAILED_RUN_SHARE * len(records):
+        return
+    first = next((r for r in records if r["failure"]), None)
+    cause = (
+        f"First error (document {first['id']}): {first['failure']}"
+        if first
+        else "No error was returned: the model gave empty text (lmms-eval's local wrappers return '' when generation raises; see the log above)."
+    )
+    raise FailedRunError(
+        f"{_task(records)}: failed run: {_share(failed + empty, records)} are failed generations ({failed}) or empty ({empty}), "
+        f"more than {FAILED_RUN_SHARE:.0%}, so no score of this task means anything; fix the model or server and run again. {cause}"
+    )
+
+
+def agg_failed_generations(records: list[dict]) -> int:
+    """Number of failed generations (failure placeholders), scored as empty answers; warns, and raises
+    :class:`FailedRunError` for a failed run (:func:`check_failed_run`)."""
+    check_failed_run(records)
+    count = sum(1 for r in records if r["failure"])
+    if count:
+        first = _first(records, "failure")
+        logger.warning(f"{_task(records)}: {_share(count, records)} are failed generations, scored as empty answers; first (document {first['id']}): {first['failure']}")
+    return count
+
+
+def agg_empty_responses(records: list[dict]) -> int:
+    """Number of empty (or whitespace-only) responses, failed generations not included; warns when there are any."""
+    check_failed_run(records)
+    count = sum(1 for r in records if r["empty"])
+    if count:
+        logger.warning(f"{_task(records)}: {_share(count, records)} are empty")
+    return count
+
+
+def agg_echoed_prompts(records: list[dict]) -> int:
+    """Number of responses that echo the prompt (:func:`echoes_prompt`); warns with the share and an example."""
+    count = sum(1 for r in records if r["echo"])
+    if count:
+        first = _first(records, "echo")
+        logger.warning(
+            f"{_task(records)}: {_share(count, records)} echo the prompt instead of answering (did the audio reach the model?); "
+            f"first (document {first['id']}): {first['preview']!r}"
+        )
+    return count
+
+
+def agg_placeholder_copies(records: list[dict]) -> int:
+    """Number of responses holding an output-format placeholder of the prompt; warns with the share and an example."""
+    count = sum(1 for r in records if r["placeholder"])
+    if count:
+        first = _first(records, "placeholder")
+        logger.warning(f"{_task(records)}: {_share(count, records)} copy the prompt's format placeholder; first (document {first['id']}): {first['placeholder']!r}")
+    return count
+
+
+def identical_answer_count(records: list[dict]) -> tuple[int, dict | None]:
+    """``(n, example)``: the documents that got the most frequent answer, if that answer is degenerate, else ``(0, None)``.
+
+    Rule (over the answered documents: failed and empty ones are counted elsewhere). Let ``A`` be the most frequent
+    normalised answer and ``s`` its share. ``A`` is degenerate when
+
+    - the answered documents have at least :data:`IDENTICAL_MIN_INPUTS` (5) distinct inputs (clip and prompt), and
+    - ``s`` > 50 % for open answers (transcripts, translations, free text), or ``s`` > 90 % for a closed answer
+      set (a fixed label or option list, where many equal answers are normal: a biased but working classifier
+      stays below 90 %), and
+    - ``s`` > the share of the most frequent gold answer + 10 points, so answers that repeat because the gold
+      repeats (one text read by several speakers; a label that is most of the gold) never count.
+    """
+    answered = [r for r in records if r["answer_key"] is not None]
+    if len({r["input_key"] for r in answered}) < IDENTICAL_MIN_INPUTS:
+        return 0, None
+    key, count = Counter(r["answer_key"] for r in answered).most_common(1)[0]
+    share = count / len(answered)
+    gold_share = Counter(r["gold_key"] for r in answered).most_common(1)[0][1] / len(answered)
+    threshold = IDENTICAL_SHARE_CLOSED if answered[0]["closed_answer_set"] else IDENTICAL_SHARE_OPEN
+    if share > threshold and share > gold_share + IDENTICAL_GOLD_MARGIN:
+        return count, next(r for r in answered if r["answer_key"] == key)
+    return 0, None
+
+
+def agg_identical_answers(records: list[dict]) -> int:
+    """Number of documents given one same answer across many distinct inputs (:func:`identical_answer_count`); warns."""
+    count, example = identical_answer_count(records)
+    if count:
+        logger.warning(
+            f"{_task(records)}: {_share(count, records)} give the same answer {example['preview']!r} across distinct inputs "
+            "(was the audio dropped on the way to the model?)"
+        )
+    return count
+
+
+def agg_invalid_text_replaced(records: list[dict]) -> int:
+    """Number of code points replaced by :func:`valid_text` over the task's responses; warns when there are any."""
+    count = sum(r["invalid_text_replaced"] for r in records)
+    if count:
+        documents = sum(1 for r in records if r["invalid_text_replaced"])
+        logger.warning(f"{_task(records)}: {count} invalid code point(s) (lone surrogates) in {documents} response(s) replaced by U+FFFD before scoring and logging")
+    return count
+
+
+def yaml_metric_list(module: str = __name__) -> str:
+    """The ``metric_list`` entries of :data:`DIAGNOSTIC_METRICS` as YAML lines (two-space indented), for task YAMLs."""
+    return "".join(f"  - metric: {m}\n    aggregation: !function {module}.agg_{m}\n    higher_is_better: false\n" for m in DIAGNOSTIC_METRICS)
+
+
+# ------------------------------------------------------------------------------------------- lmms-eval's writer
+def _make_valid_in_place(value: object, counter: list[int]) -> object:
+    """``value`` with :func:`valid_text` applied to every string in it; dicts and lists are changed in place (lmms-eval
+    goes on using the objects it passed), tuples are rebuilt. ``counter[0]`` grows by the replacements."""
+    if isinstance(value, str):
+        text, replaced = valid_text(value)
+        counter[0] += replaced
+        return text
+    if isinstance(value, list):
+        value[:] = [_make_valid_in_place(v, counter) for v in value]
+    elif isinstance(value, tuple):
+        return tuple(_make_valid_in_place(v, counter) for v in value)
+    elif isinstance(value, dict):
+        items = [(_make_valid_in_place(k, counter), _make_valid_in_place(v, counter)) for k, v in value.items()]
+        value.clear()
+        value.update(items)
+    return value
+
+
+def write_results_as_valid_utf8() -> None:
+    """Make lmms-eval's results and samples writers replace code points that UTF-8 cannot hold (idempotent).
+
+    lmms-eval 0.7 writes each sample with ``json.dumps(..., ensure_ascii=False)`` into a UTF-8 file inside a
+    ``try`` that only logs "Could not save sample results": one response holding a lone surrogate leaves an empty
+    samples file while the run exits 0. The logged ``resps``/``filtered_resps`` are the raw model output, which the
+    hooks cannot change, so ``EvaluationTracker.save_results_samples`` and ``save_results_aggregated`` are wrapped
+    to pass their data through :func:`valid_text` first (with a warning counting the replacements). Called by
+    :func:`lmms_eval_tasks.plugin.register`; never raises (a missing writer is logged as an error).
+    """
+    try:
+        from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
+    except ImportError as error:  # never stop registration over this; say it
+        logger.error(f"lmms-eval-audio-plugin: cannot make the results writer UTF-8-safe ({error!r}); a response holding a lone surrogate may leave an empty samples file")
+        return
+    for name in ("save_results_samples", "save_results_aggregated"):
+        original = getattr(EvaluationTracker, name, None)
+        if original is None:
+            logger.error(f"lmms-eval-audio-plugin: lmms-eval's EvaluationTracker has no {name}; its output is not made UTF-8-safe")
+            continue
+        if getattr(original, "_valid_utf8", False):
+            continue
+        wrapped = _valid_utf8_writer(original, name)
+        wrapped._valid_utf8 = True
+        setattr(EvaluationTracker, name, wrapped)
+
+
+def _valid_utf8_writer(original, name: str):
+    @functools.wraps(original)
+    def writer(self, *args, **kwargs):
+        counter = [0]
+        args = tuple(_make_valid_in_place(a, counter) for a in args)
+        kwargs = {k: _make_valid_in_place(v, counter) for k, v in kwargs.items()}
+        if counter[0]:
+            logger.warning(f"{counter[0]} invalid code point(s) (lone surrogates) replaced by U+FFFD in what {name} writes")
+        return original(self, *args, **kwargs)
+
+    return writer

@@ -14,12 +14,17 @@ from __future__ import annotations
 
 from functools import partial
 
-from lmms_eval_tasks import judge
+from lmms_eval_tasks import judge, responses
 from lmms_eval_tasks.audio import DEFAULT_MAX_SECONDS, audio_for_model
 from mcga import data, judging, metrics, prompts
 
 TASK_FIELD, MODE_FIELD = "mcga_task", "mcga_mode"
 GOLD_FIELD = {"asr": "asr", "s2tt": "s2tt", "sec": "sec_3", "sqa": "sqa_a", "su": "su_a", "sr": "sr_a"}
+#: Output-format placeholders of the official prompts (each is checked to occur in its prompt by the tests). SEC's
+#: line template; S2TT's worked example (江雪) is not one: a clip of that poem may rightly be translated like it.
+FORMAT_PLACEHOLDERS = {"sec": ("原文|情感意境分析",)}
+#: Tasks whose instruction is fixed text (SQA/SU/SR's instruction is the row's question and options).
+FIXED_INSTRUCTION_TASKS = ("asr", "s2tt", "sec")
 
 
 def _load_docs(task: str, mode: str, dataset):
@@ -102,9 +107,10 @@ def mcga_process_results(doc: dict, results: list[str]) -> dict:
 
     Every item that is a dict carries the row id, so the logged samples say which document scored what.
     """
-    task, output = doc[TASK_FIELD], results[0] if results else ""
-    gold = mcga_doc_to_target(doc)
-    shared = {"empty_responses": int(not output.strip()), "signature": task}
+    task, gold = doc[TASK_FIELD], mcga_doc_to_target(doc)
+    checked = _checked_response(doc, results[0] if results else "")
+    output = checked.answer  # "" for a failed generation; response diagnostics first, so a failed run stops before judging
+    shared = {**checked.metrics(), "signature": task}
     if task == "asr":
         item = {"id": doc["id"], "genre": doc.get("genre", ""), "dynasty": doc.get("dynasty", ""), "ref": gold, "output": output}
         return {**shared, "cer_official": item, "cer_strict": item, "cer_official_by_genre": item, "cer_official_by_dynasty": item}
@@ -130,6 +136,24 @@ def mcga_process_results(doc: dict, results: list[str]) -> dict:
         "acc_strict": 100.0 * (letter == gold.strip().upper()),
         "strict_parse_failures": {"id": doc["id"], "gold": gold, "output": output, "strict_letter": letter},
     }
+
+
+def _checked_response(doc: dict, response: str) -> responses.CheckedResponse:
+    """:func:`lmms_eval_tasks.responses.check_response` with this document's prompt texts, placeholders and answer kind."""
+    task, system, instruction = doc[TASK_FIELD], prompts.task_prompt(doc[TASK_FIELD]).system, prompts.build_instruction(doc[TASK_FIELD], doc)
+    texts = [system, instruction, *([_user_text(doc)] if doc[MODE_FIELD] == "text" else []), *responses.sentences(system)]
+    if task in FIXED_INSTRUCTION_TASKS:
+        texts += responses.sentences(instruction)
+    return responses.check_response(
+        response,
+        task=f"mcga_{task}" + ("_text" if doc[MODE_FIELD] == "text" else ""),
+        doc_id=doc["id"],
+        clip=doc["audio_path"] if doc[MODE_FIELD] == "audio" else None,
+        gold=mcga_doc_to_target(doc),
+        prompt_texts=texts,
+        placeholders=FORMAT_PLACEHOLDERS.get(task, ()),
+        closed_answer_set=task in ("su", "sr"),
+    )
 
 
 # ------------------------------------------------------------------------------------ aggregations

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 from functools import partial
 
+from lmms_eval_tasks import responses
 from lmms_eval_tasks.audio import audio_for_model
 from parsa import data, prompts, scoring
 from parsa.tasks import TASKS
@@ -124,8 +125,29 @@ def parsa_process_results(doc: dict, results: list[str]) -> dict:
     """One scored record per item (:func:`parsa.scoring.score_response`) under every metric of the task, plus
     the data source. Aggregations run on rank 0 over the records of all ranks."""
     task = doc[TASK_FIELD]
-    record = scoring.score_response(task, _canonical(doc), results[0] if results else "")
-    return {**{metric: record for metric in scoring.metric_names(task)}, "data_source": doc[SOURCE_FIELD]}
+    checked = _checked_response(doc, results[0] if results else "")
+    record = scoring.score_response(task, _canonical(doc), checked.answer)  # a failed generation is scored as ""
+    if checked.record["failure"]:
+        record["reason"] = "generation_failed"
+    return {**checked.metrics(), **{metric: record for metric in scoring.metric_names(task)}, "data_source": doc[SOURCE_FIELD]}
+
+
+def _checked_response(doc: dict, response: str) -> responses.CheckedResponse:
+    """:func:`lmms_eval_tasks.responses.check_response` for one document. Prompt texts: the user text, and each
+    sentence of its first line (role + instruction) and last line (output format): the layout of
+    :func:`parsa.prompts.build_user_text`, whose middle lines are content (transcript, question, options)."""
+    task, user_text = doc[TASK_FIELD], _user_text(doc)
+    lines = user_text.split("\n")
+    return responses.check_response(
+        response,
+        task=lmms_task_name(task, doc[SETTING_FIELD]),
+        doc_id=doc["id"],
+        clip=None if doc[SETTING_FIELD] == "text" else doc["audio_path"],
+        gold=doc["reference"],
+        prompt_texts=[user_text, *responses.sentences(lines[0]), *(responses.sentences(lines[-1]) if len(lines) > 1 else [])],
+        placeholders=responses.format_placeholders(prompts.answer_schema(task, _query_setting(doc))),
+        closed_answer_set=TASKS[task].kind in ("classification", "multiple_choice"),
+    )
 
 
 # ------------------------------------------------------------------------------------ aggregations

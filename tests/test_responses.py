@@ -1,0 +1,242 @@
+"""Response diagnostics shared by every benchmark (lmms_eval_tasks/responses.py): failed generations, empty, echoed
+prompts, copied format placeholders, identical answers, invalid text; and their integration in the MCGA and PARSA
+hooks. Expected values are counted by hand in the comments."""
+
+import json
+
+import pytest
+from loguru import logger
+
+from lmms_eval_tasks import responses
+from lmms_eval_tasks.mcga import hooks as mcga_hooks
+from lmms_eval_tasks.parsa import hooks as parsa_hooks
+from mcga import prompts as mcga_prompts
+from parsa import prompts as parsa_prompts
+from parsa.tasks import TASKS
+
+REQUEST_FAILED = "[LMMS_EVAL_REQUEST_FAILED after 5 retries] Connection error."
+ASR_SYSTEM = "You are a speech recognition model. Do not provide any explanations or notes."
+ASR_INSTRUCTION = "Transcribe the Chinese audio into Chinese text."
+
+
+@pytest.fixture
+def warnings():
+    messages = []
+    handler = logger.add(lambda m: messages.append(str(m)), level="WARNING")
+    yield messages
+    logger.remove(handler)
+
+
+# ------------------------------------------------------------------------------------------- one response
+def test_failure_placeholders_are_read_with_their_error():
+    assert responses.generation_failure(REQUEST_FAILED) == "request failed after 5 retries: Connection error."
+    assert responses.generation_failure(f"{responses.GENERATION_FAILED_PREFIX} AttributeError: 'talker'") == "generation raised: AttributeError: 'talker'"
+    assert responses.generation_failure("") is None and responses.generation_failure("李白") is None
+    assert responses.generation_failure(f"The server said {REQUEST_FAILED}") is None  # only a response that *is* the placeholder
+
+
+def test_lone_surrogates_are_replaced_and_counted_pairs_are_joined():
+    assert responses.valid_text("李白\ud800") == ("李白\ufffd", 1)
+    assert responses.valid_text("\udfff a \ud83d") == ("\ufffd a \ufffd", 2)
+    assert responses.valid_text("x\ud83d\ude00y") == ("x\U0001f600y", 0)  # a UTF-16 pair is one character, not invalid
+    assert responses.valid_text("\ufffd\udc00") == ("\ufffd\ufffd", 1)  # a U+FFFD already there is not counted
+    assert responses.valid_text("ok") == ("ok", 0)
+
+
+def test_normalised_text_keeps_letters_and_digits_only():
+    assert responses.normalised_text('{"answer": 3}') == "answer 3"
+    assert responses.normalised_text("  Code_Switched!! ") == "code switched"
+    assert responses.normalised_text("床前明月光，疑是地上霜。") == "床前明月光 疑是地上霜"
+
+
+def test_echo_overlap_counts_character_trigrams():
+    alphabet = "abcdefghijklmnopqrstuvwxyz"  # 24 distinct 3-grams
+    assert responses.echo_overlap("abcdefghijklm", alphabet) == (1.0, pytest.approx(11 / 24))  # 11 3-grams, all in it
+    assert responses.echo_overlap("abcdefghijklmnopqr", alphabet) == (1.0, pytest.approx(16 / 24))
+    # 20 3-grams: abc..pqr (16) and xyz are in the alphabet, qrx, rxy, yzw are not
+    assert responses.echo_overlap("abcdefghijklmnopqrXYZW", alphabet) == (pytest.approx(17 / 20), pytest.approx(17 / 24))
+    assert not responses.echoes_prompt("abcdefghijklm", [alphabet])  # covers 46 % < 60 %
+    assert responses.echoes_prompt("abcdefghijklmnopqr", [alphabet]) and responses.echoes_prompt("abcdefghijklmnopqrXYZW", [alphabet])
+
+
+@pytest.mark.parametrize(
+    ("response", "echo"),
+    [
+        (ASR_INSTRUCTION, True),
+        ("Transcribe this Chinese audio into Chinese text", True),  # one word changed, no full stop
+        ("Sure: transcribe the Chinese audio into Chinese text.", True),
+        (f"{ASR_INSTRUCTION} {ASR_INSTRUCTION} {ASR_INSTRUCTION}", True),  # an echo loop
+        (f"{ASR_SYSTEM}\n{ASR_INSTRUCTION}", True),  # system and user text together
+        ("Do not provide any explanations or notes.", True),  # one sentence of the system prompt
+        ("Transcribe the audio", False),  # too little of any prompt text
+        ("床前明月光，疑是地上霜。举头望明月，低头思故乡。", False),
+        ("", False),
+    ],
+)
+def test_echo_of_the_mcga_asr_prompt(response, echo):
+    texts = [ASR_SYSTEM, ASR_INSTRUCTION, *responses.sentences(ASR_SYSTEM), *responses.sentences(ASR_INSTRUCTION)]
+    assert responses.echoes_prompt(response, texts) is echo
+
+
+def test_short_instructions_count_only_when_echoed_exactly():
+    question = "这首诗的体裁是什么？"
+    assert responses.echoes_prompt("这首诗的体裁是什么", [question])
+    assert not responses.echoes_prompt("这首诗的体裁是诗", [question])  # restates the question, then answers
+
+
+def test_sentences_split_instructions_not_words():
+    assert responses.sentences(ASR_SYSTEM) == ["You are a speech recognition model.", "Do not provide any explanations or notes."]
+    assert responses.sentences("请将这段语音翻译为英文。翻译时：\n形美：工整。\n\n原文：") == ["请将这段语音翻译为英文。", "翻译时：", "形美：工整。", "原文："]
+
+
+def test_format_placeholders_and_copies():
+    schema = parsa_prompts.answer_schema("ner")
+    assert responses.format_placeholders(schema) == ["entity type from the list", "entity text in Persian"]
+    assert responses.format_placeholders(parsa_prompts.answer_schema("mcqa")) == ["<option number>"]
+    assert responses.format_placeholders(parsa_prompts.answer_schema("emotion", "cot")) == ["your step-by-step reasoning", "one emotion from the list"]
+    translation = responses.format_placeholders(parsa_prompts.answer_schema("s2tt_fa_en"))
+    assert translation == ["your English translation here"]
+    assert responses.copied_placeholder('{"translation": "your English translation here"}', translation) == "your English translation here"
+    assert responses.copied_placeholder('{"translation": "Your english   translation HERE"}', translation) == "your English translation here"
+    assert responses.copied_placeholder('{"translation": "The weather is nice today."}', translation) is None
+    assert responses.copied_placeholder('{"answer": <option number>}', ["<option number>"]) == "<option number>"
+    assert responses.copied_placeholder("The option number is 3", ["<option number>"]) is None  # the brackets belong to it
+    assert responses.copied_placeholder("床前明月光｜情感意境分析", mcga_hooks.FORMAT_PLACEHOLDERS["sec"]) is None
+    assert responses.copied_placeholder("原文｜情感意境分析", mcga_hooks.FORMAT_PLACEHOLDERS["sec"]) == "原文|情感意境分析"  # full-width bar
+
+
+def test_every_placeholder_comes_from_its_prompt():
+    for task, placeholders in mcga_hooks.FORMAT_PLACEHOLDERS.items():
+        assert all(p in mcga_prompts.task_prompt(task).instruction for p in placeholders)
+    for task, spec in TASKS.items():
+        for setting in spec.settings:
+            schema = parsa_prompts.answer_schema(task, "cot" if setting == "cot" else "audio")
+            assert responses.format_placeholders(schema), (task, setting)  # every PARSA format has a placeholder
+
+
+# ------------------------------------------------------------------------------------------- identical answers
+def records(answers, golds, closed=False, clips=None):
+    clips = clips or [f"clip{i}.wav" for i in range(len(answers))]
+    return [
+        responses.check_response(a, task="t", doc_id=i, clip=c, gold=g, closed_answer_set=closed).record
+        for i, (a, g, c) in enumerate(zip(answers, golds, clips))
+    ]
+
+
+def test_one_answer_for_many_distinct_clips_is_flagged():
+    # open answers: 6 clips, 6 different golds, the same text 4 times (67 % > 50 % and > 1/6 + 10 points)
+    count, example = responses.identical_answer_count(records(["好", "好", "好", "好", "甲", "乙"], list("abcdef")))
+    assert count == 4 and example["preview"] == "好"
+    # normalised: case, spaces and punctuation do not make answers different
+    assert responses.identical_answer_count(records(['{"answer": 1}', "{'answer':1}", "ANSWER 1", '{"answer": 1}', "x"], list("abcde")))[0] == 4
+
+
+def test_legitimately_identical_answers_are_not_flagged():
+    # one text read by three speakers, transcribed identically: the gold repeats as much as the answer (50 %, not > 50 %)
+    assert responses.identical_answer_count(records(["甲", "甲", "甲", "乙", "丙", "丁"], ["甲", "甲", "甲", "乙", "丙", "丁"]))[0] == 0
+    # open answers at exactly half: not more than 50 %
+    assert responses.identical_answer_count(records(["x", "x", "x", "y", "z", "w"], list("abcdef")))[0] == 0
+    # fewer than 5 distinct inputs: too few to tell
+    assert responses.identical_answer_count(records(["x"] * 4, list("abcd")))[0] == 0
+    # failed and empty responses are counted elsewhere, not as an identical answer
+    assert responses.identical_answer_count(records([REQUEST_FAILED] * 4 + ["", "a", "b"], list("abcdefg")))[0] == 0
+
+
+def test_closed_answer_sets_flag_only_a_near_constant_answer():
+    # gender, gold 5 male / 5 female: a working but biased model (8 of 10 "male") is not flagged; 10 of 10 is
+    golds = ["male"] * 5 + ["female"] * 5
+    assert responses.identical_answer_count(records(["male"] * 8 + ["female"] * 2, golds, closed=True))[0] == 0
+    assert responses.identical_answer_count(records(["male"] * 10, golds, closed=True))[0] == 10
+    # the same 10 of 10 on an open task would be flagged at 80 % already
+    assert responses.identical_answer_count(records(["male"] * 8 + ["a", "b"], golds))[0] == 8
+    # gold 85 % neutral: answering neutral 95 % is within gold share + 10 points, not flagged
+    golds = ["neutral"] * 17 + ["anger"] * 3
+    assert responses.identical_answer_count(records(["neutral"] * 19 + ["anger"], golds, closed=True))[0] == 0
+
+
+# ------------------------------------------------------------------------------------------- counts and failed runs
+def test_aggregations_count_and_warn(warnings):
+    items = records([REQUEST_FAILED, "", "  ", "甲\ud800", "乙", "丙"], list("abcdef"))  # 3 of 6 failed or empty: not a failed run
+    assert [r["failure"] is not None for r in items] == [True, False, False, False, False, False]
+    assert responses.agg_failed_generations(items) == 1 and responses.agg_empty_responses(items) == 2
+    assert responses.agg_invalid_text_replaced(items) == 1 and responses.agg_echoed_prompts(items) == 0 and responses.agg_identical_answers(items) == 0
+    text = "\n".join(warnings)
+    assert "t: 1 of 6 responses (16.7%) are failed generations, scored as empty answers; first (document 0): request failed after 5 retries: Connection error." in text
+    assert "t: 2 of 6 responses (33.3%) are empty" in text
+    assert "t: 1 invalid code point(s) (lone surrogates) in 1 response(s) replaced by U+FFFD" in text
+
+
+def test_failed_generation_is_scored_as_the_empty_answer():
+    checked = responses.check_response(REQUEST_FAILED, task="t", doc_id="x", clip=None, gold="李白", prompt_texts=["这首诗的作者是谁？"])
+    assert checked.answer == "" and checked.record["failure"] and not checked.record["empty"] and checked.record["answer_key"] is None
+    assert set(checked.metrics()) == set(responses.DIAGNOSTIC_METRICS)
+
+
+def test_mostly_failed_or_empty_task_is_a_failed_run():
+    # 2 failed + 1 empty of 5 = 60 % > 50 %
+    with pytest.raises(responses.FailedRunError, match=r"^t: failed run: 3 of 5 responses \(60.0%\) are failed generations \(2\) or empty \(1\).*First error \(document 1\): request failed after 5 retries: Connection error\.$"):
+        responses.agg_failed_generations(records(["a", REQUEST_FAILED, REQUEST_FAILED, "", "b"], list("abcde")))
+    with pytest.raises(responses.FailedRunError, match="No error was returned: the model gave empty text"):
+        responses.agg_empty_responses(records(["", "", "x"], list("abc")))
+    assert responses.agg_failed_generations(records(["a", REQUEST_FAILED, "", "b"], list("abcd"))) == 1  # 50 % is not more than half
+
+
+# ------------------------------------------------------------------------------------------- the hooks
+def mcga_docs(task, mode="audio"):
+    return list(getattr(mcga_hooks, f"mcga_{task}{'_text' if mode == 'text' else ''}_docs")(None))
+
+
+def test_mcga_hooks_score_a_failed_generation_as_empty_and_flag_echoes():
+    doc = mcga_docs("asr")[0]
+    result = mcga_hooks.mcga_process_results(doc, [REQUEST_FAILED])
+    assert list(result)[: len(responses.DIAGNOSTIC_METRICS)] == list(responses.DIAGNOSTIC_METRICS)  # diagnostics first
+    assert result["failed_generations"]["task"] == "mcga_asr" and result["cer_official"]["output"] == ""
+    assert mcga_hooks.mcga_process_results(doc, [ASR_INSTRUCTION])["echoed_prompts"]["echo"] is True
+    sqa = mcga_docs("sqa", "text")[0]
+    assert mcga_hooks.mcga_process_results(sqa, [REQUEST_FAILED])["f1_official"] == 0.0
+    assert mcga_hooks.mcga_process_results(sqa, ["这首诗的作者是谁？"])["echoed_prompts"]["task"] == "mcga_sqa_text"
+
+
+def test_gold_answers_of_every_mcga_task_are_never_degenerate():
+    answers = {"asr": "asr", "s2tt": "s2tt", "sec": "sec", "sqa": "sqa_a", "su": "su_a", "sr": "sr_a"}
+    for task, field in answers.items():
+        for mode in ("audio", "text") if task in ("sqa", "su", "sr") else ("audio",):
+            for doc in mcga_docs(task, mode):
+                record = mcga_hooks._checked_response(doc, doc[field]).record
+                assert (record["echo"], record["placeholder"]) == (False, None), (task, mode, doc["id"])
+    su = mcga_docs("su")[0]  # the full text of the right option instead of its letter is an answer, not an echo
+    assert mcga_hooks._checked_response(su, "B. 漂泊天涯的游子的思乡愁苦").record["echo"] is False
+    assert mcga_hooks._checked_response(su, su["su"]).record["echo"] is True
+
+
+def parsa_docs(task, setting):
+    return list(getattr(parsa_hooks, f"{parsa_hooks.lmms_task_name(task, setting)}_docs")(None))
+
+
+def test_parsa_gold_answers_pass_and_echoes_and_placeholders_are_caught_in_every_task_and_setting():
+    for task, spec in TASKS.items():
+        for setting in spec.settings:
+            for doc in parsa_docs(task, setting):
+                gold = parsa_prompts.demo_answer_json(task, doc)
+                record = parsa_hooks._checked_response(doc, gold).record
+                assert (record["echo"], record["placeholder"]) == (False, None), (task, setting, doc["id"])
+                user_text = parsa_hooks._user_text(doc)
+                assert parsa_hooks._checked_response(doc, user_text).record["echo"] is True, (task, setting)
+                first_sentence = responses.sentences(user_text.split("\n")[0])[1]  # the instruction after the role sentence
+                assert parsa_hooks._checked_response(doc, first_sentence).record["echo"] is True, (task, setting)
+                schema = parsa_prompts.answer_schema(task, "cot" if setting == "cot" else "audio")
+                assert parsa_hooks._checked_response(doc, schema).record["placeholder"], (task, setting)
+
+
+def test_parsa_failed_generation_is_excluded_with_its_reason_not_parsed():
+    doc = parsa_docs("vazn", "audio")[0]
+    result = parsa_hooks.parsa_process_results(doc, [f'{REQUEST_FAILED} {{"answer": 1}}'])
+    assert result["accuracy"]["status"] == "excluded" and result["accuracy"]["reason"] == "generation_failed"
+    assert result["failed_generations"]["task"] == "parsa_vazn" and result["failed_generations"]["failure"].startswith("request failed")
+    asr = parsa_docs("asr", "audio")[0]  # an empty ASR answer is a refusal under the paper's rule (no Persian script)
+    assert parsa_hooks.parsa_process_results(asr, [REQUEST_FAILED])["wer_mean"]["status"] == "refused"
+
+
+def test_logged_records_are_json():
+    doc = parsa_docs("gender", "audio")[0]
+    json.dumps(parsa_hooks.parsa_process_results(doc, ['{"gender": "male"}\ud800']), ensure_ascii=False).encode("utf-8")
