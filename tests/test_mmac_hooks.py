@@ -42,11 +42,14 @@ def test_process_results_keeps_the_raw_response_and_the_targets(docs):
     assert all(result[m] is item for m in hooks.JUDGED_METRICS)
     assert item["response"] == "  A man speaks.  " and item["caption"] == "A man speaks." and item["generation_failure"] is None
     assert item["targets"] == [{"dimension": "gender", "label": "male"}, {"dimension": "age", "label": "adult"}]
-    assert item["length"]["words"] == 3 and item["bucket"] == "0-49 words" and result["empty_responses"] == 0
+    assert item["length"]["words"] == 3 and item["bucket"] == "0-49 words" and result["empty_responses"]["empty"] is False
     requests = hooks._requests(item)
     assert sorted(requests) == ["age|0-49 words", "gender|0-49 words"]
     assert hooks._requests(hooks.mmac_process_results(docs["pitch_low_01"], [""])["accuracy"]) == {}
-    assert hooks._requests(hooks.mmac_process_results(docs["pitch_low_01"], [f"{GENERATION_FAILED_PREFIX} CUDA OOM"])["accuracy"]) == {}
+    failed = hooks.mmac_process_results(docs["pitch_low_01"], [f"{GENERATION_FAILED_PREFIX} CUDA OOM"])
+    assert hooks._requests(failed["accuracy"]) == {} and failed["failed_generations"]["failure"] == "generation raised: CUDA OOM"
+    echoed = hooks.mmac_process_results(docs["pitch_low_01"], ["Describe this audio in detail."])
+    assert echoed["echoed_prompts"]["echo"] is True  # the prompt echoed back: counted, still judged as a caption
 
 
 def test_without_a_judge_the_judged_metrics_say_why_and_lengths_are_still_reported(docs, no_judge):

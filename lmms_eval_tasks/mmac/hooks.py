@@ -19,7 +19,7 @@ from loguru import logger
 
 from lmms_eval_tasks import judge
 from lmms_eval_tasks.audio import audio_for_model
-from lmms_eval_tasks.responses import generation_failure
+from lmms_eval_tasks import responses
 from mmac import data, judging, metrics, schema
 
 _KEY_SEPARATOR = "|"  # judge_task metric key: "<dimension>|<caption-length bucket>"
@@ -76,12 +76,16 @@ JUDGED_METRICS = ("coverage", "precision", "accuracy", "dimensions", "judge_fail
 def mmac_process_results(doc: dict, results: list[str]) -> dict:
     """One item per document, shared by every judged metric; the judge runs in the aggregations.
 
-    The item keeps the raw ``response`` (hook point for the response diagnostics of
-    :mod:`lmms_eval_tasks.responses`), the caption sent to the judge, its length and bucket, and the
-    sample's targets, so the logged samples say what was judged against what.
+    The response is first checked by :func:`lmms_eval_tasks.responses.check_response` (failed generations,
+    empty, echoed prompt, identical captions for many clips, invalid text; the diagnostics metrics). The item
+    keeps the raw ``response``, the caption sent to the judge (``""`` for a failed generation), its length and
+    bucket, and the sample's targets, so the logged samples say what was judged against what.
     """
     response = results[0] if results else ""
-    caption = response.strip()
+    checked = responses.check_response(
+        response, task=f"mmac_{doc['category']}", doc_id=doc["id"], clip=doc["audio_path"], gold=mmac_doc_to_target(doc), prompt_texts=[schema.PROMPT]
+    )
+    caption = checked.answer.strip()
     length = metrics.caption_length(caption)
     item = {
         "task": f"mmac_{doc['category']}",
@@ -90,11 +94,11 @@ def mmac_process_results(doc: dict, results: list[str]) -> dict:
         "targets": [{"dimension": t["dimension"], "label": t["label"]} for t in doc["targets"]],
         "response": response,
         "caption": caption,
-        "generation_failure": generation_failure(response),
+        "generation_failure": checked.record["failure"],
         "length": length,
         "bucket": metrics.length_bucket(length),
     }
-    return {**dict.fromkeys(JUDGED_METRICS, item), "empty_responses": int(not caption), "signature": doc["category"]}
+    return {**checked.metrics(), **dict.fromkeys(JUDGED_METRICS, item), "signature": doc["category"]}
 
 
 # ------------------------------------------------------------------------------------------ judging
@@ -227,11 +231,6 @@ def mmac_agg_caption_length(items: list[dict]) -> dict:
         analysis["buckets_note"] = f"coverage/precision per bucket {scores}"
         return analysis
     return metrics.length_analysis(lengths, scores["outcomes"])
-
-
-def mmac_agg_count(items: list) -> int:
-    """Number of true items (e.g. empty responses)."""
-    return int(sum(bool(i) for i in items))
 
 
 def mmac_agg_signature(items: list[str]) -> str:
