@@ -186,25 +186,25 @@ def official_mcq_correct(gold: str | None, prediction: str | None) -> bool:
 
 _OPEN_WRAPPERS = "([（【\"“'‘*"
 _WRAP = f"[{re.escape(_OPEN_WRAPPERS)}]*"
-_LETTER = r"(?<![A-Za-z])([A-Za-z])(?![A-Za-z])"
+# An option letter: upper-case, or lower-case only where no word follows ("答案是b。"), so that the article in
+# "I cannot answer a question" is not read as option A.
+_LETTER = r"(?<![A-Za-z])([A-Z]|[a-z](?=\s*(?:$|[^\sA-Za-z])))(?![A-Za-z])"
 #: Words after a letter that say the option is wrong ("我觉得A不对"): such a letter is not an answer.
-_NEGATED = r"(?!\s*(?:选项|项)?\s*(?:不对|不正确|错误|错|是错|不是|is wrong|is incorrect|is not|isn't))"
+_NEGATED = r"(?!\s*(?:选项|项)?\s*(?:不对|不正确|错误|错|是错|不是|(?i:is wrong|is incorrect|is not|isn't)))"
 #: A second letter offered beside the first ("答案是A或B", "A and B", "A、B", "A，B。"): the answer is ambiguous.
-_SECOND_LETTER = r"(?P<second>\s*(?:或者|或|和|与|及|、|/|\bor\b|\band\b)\s*(?:选项|option)?\s*[A-Za-z](?![A-Za-z])|\s*[,，]\s*[A-Za-z](?=\s*(?:$|[。.,，、;；!！]|和|与|或|\band\b|\bor\b)))?"
+_SECOND_LETTER = r"(?P<second>\s*(?:或者|或|和|与|及|、|/|(?i:\bor\b|\band\b))\s*(?i:选项|option)?\s*[A-Za-z](?![A-Za-z])|\s*[,，]\s*[A-Za-z](?=\s*(?:$|[。.,，、;；!！]|和|与|或|(?i:\band\b|\bor\b))))?"
 #: Phrases that declare the answer; a mere mention of an option ("选项A的说法…", "Option A is a distractor") is not one.
 _ANSWER_PHRASE = re.compile(
-    r"(?:正确答案|最终答案|参考答案|答案|正确的选项|正确选项|应选|选择|我选|我觉得|我认为|我猜|应该|应当|(?<![\w])选"
+    r"(?i:正确答案|最终答案|参考答案|答案|正确的选项|正确选项|应选|选择|我选|我觉得|我认为|我猜|应该|应当|(?<![\w])选"
     r"|final answer|correct answer|correct option|correct choice|the answer|answer|i choose|i pick|i select|i would choose|i'd choose"
     r"|i would go with|i'd go with|my choice)"
-    r"\s*(?:应该是|应该选|应为|应是|就是|还是|是|为|选择|选|is|would be|should be|will be|=)?\s*[:：]?\s*(?:选项|option|choice)?\s*"
-    + _WRAP + r"\s*" + _LETTER + _NEGATED + _SECOND_LETTER,
-    re.IGNORECASE,
+    r"\s*(?i:应该是|应该选|应为|应是|就是|还是|是|为|选择|选|is|would be|should be|will be|=)?\s*[:：]?\s*(?i:选项|option|choice)?\s*"
+    + _WRAP + r"\s*" + _LETTER + _NEGATED + _SECOND_LETTER
 )
 #: An option affirmed as right ("选项C正确", "C选项是正确的", "C is correct").
 _AFFIRMED = re.compile(
-    r"(?:选项|option|choice)?\s*" + _WRAP + r"\s*" + _LETTER + r"[\W_]*?\s*(?:选项|项|option)?\s*"
-    r"(?:是正确的|是对的|正确|对的|是答案|is correct|is right|is the (?:correct |right )?answer)",
-    re.IGNORECASE,
+    r"(?i:选项|option|choice)?\s*" + _WRAP + r"\s*" + _LETTER + r"[\W_]*?\s*(?i:选项|项|option)?\s*"
+    r"(?i:是正确的|是对的|正确|对的|是答案|is correct|is right|is the (?:correct |right )?answer)"
 )
 _LONE_LETTER = re.compile(r"^[\W_]*([A-Za-z])[\W_]*$")
 _LEADING_LETTER = re.compile(

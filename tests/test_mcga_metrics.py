@@ -89,6 +89,7 @@ def test_cer_rejects_misaligned_or_empty_corpora():
         # still refused: two letters offered as the answer, a letter called wrong, no letter
         ("答案是A或B", None), ("答案：A、B", None), ("I choose A or B", None), ("答案是A，B。", None), ("我觉得A不对", None),
         ("可能是A和C", None), ("无法判断", None), ("The passage does not say.", None),
+        ("I cannot answer a question about this", None), ("答案是b。", "B"), ("ANSWER IS C", "C"),
     ],
 )
 def test_strict_mcq_letter(output, letter):
@@ -172,3 +173,11 @@ def test_task_signature_names_rules_normaliser_and_versions():
     assert "strict-norm:fullwidth+" in signature and "ref-as-written+reply-t2s-except-ref-chars" in signature
     assert "acc_strict=t2s+declaration" in metrics.task_signature("su")
     assert signature.endswith("unit:percent")
+
+
+def test_report_prints_group_sizes_next_to_each_group_cer():
+    from mcga.report import breakdown_line
+
+    values = {"cer_official_by_genre": {"诗": 12.345, "词": 0.0}, "n_by_genre": {"诗": 200, "词": 3}}
+    assert breakdown_line(values, "genre") == "诗 12.3 (n=200) · 词 0.0 (n=3)"
+    assert breakdown_line(values, "dynasty") is None
