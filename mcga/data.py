@@ -263,7 +263,7 @@ def download_test_release(destination: str | Path, revision: str | None = None) 
 
     try:
         archive = hf_hub_download(repo_id=HUB_REPO_ID, filename=HUB_TEST_ARCHIVE, repo_type="dataset", revision=revision)
-    except Exception as error:  # offline, gated, unknown revision, HTTP errors: all end the command with one line
+    except Exception as error:  # noqa: BLE001 - offline, gated, unknown revision, HTTP errors: all end the command with one line
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise MCGAHubAccessError(
             f"could not download {HUB_TEST_ARCHIVE} from the hub dataset {HUB_REPO_ID} ({type(error).__name__}: {reason}); "

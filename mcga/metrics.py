@@ -32,7 +32,12 @@ from importlib.metadata import version
 
 import jiwer
 
-from mcga.normalize import normalize_for_cer, normalize_for_strict_cer, normalizer_signature, simplify_reply_against_reference
+from mcga.normalize import (
+    normalize_for_cer,
+    normalize_for_strict_cer,
+    normalizer_signature,
+    simplify_reply_against_reference,
+)
 
 # Order used by the official tables (``GENRE_ORDER`` / ``DYNASTY_ORDER`` in eval_model.py).
 GENRE_ORDER = ("诗", "词", "曲", "赋", "文")

@@ -30,9 +30,8 @@ import sys
 
 def main(official_dir: str, rows: str, model: str) -> dict:
     sys.path.insert(0, os.path.abspath(official_dir))
-    import jiwer
-
     import eval_model  # the unmodified official file
+    import jiwer
 
     recorded_cer: list[float] = []
     real_cer = jiwer.cer

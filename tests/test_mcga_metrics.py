@@ -84,7 +84,7 @@ def test_cer_rejects_misaligned_or_empty_corpora():
         # constructed siblings
         ("我覺得是B", "B"), ("應該是 A", "A"), ("正确答案应为A", "A"), ("B選項", "B"), ("我认为是 d", "D"),
         ("答案是D。選項A與原文不符。", "D"), ("The correct answer is B; option C is tempting but wrong.", "B"),
-        ("I choose A. Option B and option D are distractors.", "A"), ("选项C正确", "C"), ("C is correct", "C"),
+        ("I choose A. Option B and option D are distractors.", "A"), ("C选项是正确的", "C"), ("C is correct", "C"),
         ("答案是A，B是错的", "A"), ("应选 (B)", "B"),
         # still refused: two letters offered as the answer, a letter called wrong, no letter
         ("答案是A或B", None), ("答案：A、B", None), ("I choose A or B", None), ("答案是A，B。", None), ("我觉得A不对", None),
