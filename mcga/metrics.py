@@ -10,11 +10,13 @@ metric              official rule                                      strict va
 ==================  ================================================  ==========================================
 ASR CER             hypothesis after the last ``":\\n"``/``": '"``/   whole output, no cut; characters not
                     ``":'"``, first 100 chars; normalised chars are   space-joined, so CER = char edits / ref
-                    joined with spaces, corpus CER over the joined    chars (the usual character error rate)
-                    strings (the spaces count as characters)
-SU/SR accuracy      exact; else first standalone letter A-G; else     one option letter read from an answer
-                    gold contained in the output (lenient)            phrase, a lone letter or a leading letter;
-                                                                      anything else is a parse failure = wrong
+                    joined with spaces, corpus CER over the joined    chars (the usual character error rate);
+                    strings (the spaces count as characters); OpenCC  reference as written, reply chars not in
+                    t2s on both sides                                 the reference converted by t2s
+SU/SR accuracy      exact; else first standalone letter A-G; else     the letter a human reads: an answer
+                    gold contained in the output (lenient)            declaration (simplified or traditional),
+                                                                      a lone or leading letter, or one option's
+                                                                      text; ambiguous or none = parse failure
 SQA F1              containment, else bag-of-tokens F1                 (none)
 ==================  ================================================  ==========================================
 """
@@ -25,11 +27,17 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from importlib.metadata import version
 
 import jiwer
 
-from mcga.normalize import normalize_for_cer, normalizer_signature
+from mcga.normalize import (
+    normalize_for_cer,
+    normalize_for_strict_cer,
+    normalizer_signature,
+    simplify_reply_against_reference,
+)
 
 # Order used by the official tables (``GENRE_ORDER`` / ``DYNASTY_ORDER`` in eval_model.py).
 GENRE_ORDER = ("诗", "词", "曲", "赋", "文")
@@ -89,18 +97,34 @@ def official_cer_percent(references: Sequence[str], outputs: Sequence[str]) -> f
 
 
 def strict_cer_percent(references: Sequence[str], outputs: Sequence[str]) -> float:
-    """Plain character CER (percent): the whole output, same normaliser, no separator rule, no cut, no spaces.
+    """Plain character CER (percent): the whole output, no separator rule, no cut, no joining spaces, and
+    script variants that do not change a character.
+
+    Both sides: full-width to half-width, Whisper ``BasicTextNormalizer``, whitespace removed
+    (:func:`mcga.normalize.normalize_for_strict_cer`). The reference is then taken as written (MCGA gold is
+    simplified Chinese); reply characters that are not in the reference become their OpenCC ``t2s`` form
+    (:func:`mcga.normalize.simplify_reply_against_reference`). The official rule converts both sides with
+    ``t2s``, which rewrites correct simplified characters in context: reference ``夜深乾清宫里静`` gets CER 0
+    for the wrong ``夜深干清宫里静`` and 7.69 for the same line in traditional script; here those are 1/7 and 0.
 
     Total character edits / total reference characters over the corpus. Differs from
-    :func:`official_cer_percent` when outputs carry a preamble or run past 100 characters (hallucination
-    loops are counted in full here) and by the absence of the joining spaces.
+    :func:`official_cer_percent` also when outputs carry a preamble or run past 100 characters (hallucination
+    loops are counted in full here).
 
     Raises:
         ValueError: lengths differ or the corpus is empty.
     """
-    refs = [normalize_for_cer(r) for r in references]
-    hyps = [normalize_for_cer(o) for o in outputs]
+    refs = [normalize_for_strict_cer(r) for r in references]
+    hyps = [simplify_reply_against_reference(normalize_for_strict_cer(o), ref) for o, ref in zip(outputs, refs)]
     return _corpus_cer_percent(refs, hyps)
+
+
+def _group_members(groups: Sequence[str], order: Iterable[str]) -> dict[str, list[int]]:
+    members: dict[str, list[int]] = {}
+    for index, group in enumerate(groups):
+        members.setdefault(str(group), []).append(index)
+    order = list(order)
+    return {g: members[g] for g in [g for g in order if g in members] + [g for g in members if g not in order]}
 
 
 def official_cer_percent_by_group(references: Sequence[str], outputs: Sequence[str], groups: Sequence[str], order: Iterable[str] = ()) -> dict[str, float]:
@@ -109,11 +133,14 @@ def official_cer_percent_by_group(references: Sequence[str], outputs: Sequence[s
     Returns:
         ``{group: cer_percent}`` with groups in ``order`` first, then any others in first-seen order.
     """
-    members: dict[str, list[int]] = {}
-    for index, group in enumerate(groups):
-        members.setdefault(str(group), []).append(index)
-    ordered = [g for g in order if g in members] + [g for g in members if g not in order]
-    return {g: official_cer_percent([references[i] for i in members[g]], [outputs[i] for i in members[g]]) for g in ordered}
+    members = _group_members(groups, order)
+    return {g: official_cer_percent([references[i] for i in index], [outputs[i] for i in index]) for g, index in members.items()}
+
+
+def group_sizes(groups: Sequence[str], order: Iterable[str] = ()) -> dict[str, int]:
+    """``{group: number of items}`` in the same order as :func:`official_cer_percent_by_group` (the counts the
+    official script prints under each breakdown, its ``Count (条数)`` table)."""
+    return {g: len(index) for g, index in _group_members(groups, order).items()}
 
 
 # --------------------------------------------------------------------------------------------- SQA
@@ -163,40 +190,110 @@ def official_mcq_correct(gold: str | None, prediction: str | None) -> bool:
 
 
 _OPEN_WRAPPERS = "([（【\"“'‘*"
+_WRAP = f"[{re.escape(_OPEN_WRAPPERS)}]*"
+# An option letter: upper-case, or lower-case only where no word follows ("答案是b。"), so that the article in
+# "I cannot answer a question" is not read as option A.
+_LETTER = r"(?<![A-Za-z])([A-Z]|[a-z](?=\s*(?:$|[^\sA-Za-z])))(?![A-Za-z])"
+#: Words after a letter that say the option is wrong ("我觉得A不对"): such a letter is not an answer.
+_NEGATED = r"(?!\s*(?:选项|项)?\s*(?:不对|不正确|错误|错|是错|不是|(?i:is wrong|is incorrect|is not|isn't)))"
+#: A second letter offered beside the first ("答案是A或B", "A and B", "A、B", "A，B。"): the answer is ambiguous.
+_SECOND_LETTER = r"(?P<second>\s*(?:或者|或|和|与|及|、|/|(?i:\bor\b|\band\b))\s*(?i:选项|option)?\s*[A-Za-z](?![A-Za-z])|\s*[,，]\s*[A-Za-z](?=\s*(?:$|[。.,，、;；!！]|和|与|或|(?i:\band\b|\bor\b))))?"
+#: Phrases that declare the answer; a mere mention of an option ("选项A的说法…", "Option A is a distractor") is not one.
 _ANSWER_PHRASE = re.compile(
-    r"(?:正确答案|最终答案|答案|正确选项|选项|选择|应选|选|final answer|answer|option|choice)"
-    r"\s*(?:应该是|应为|应是|是|为|is|would be|should be)?\s*[:：]?\s*"
-    rf"[{re.escape(_OPEN_WRAPPERS)}]*\s*(?<![A-Za-z])([A-Za-z])(?![A-Za-z])",
-    re.IGNORECASE,
+    r"(?i:正确答案|最终答案|参考答案|答案|正确的选项|正确选项|应选|选择|我选|我觉得|我认为|我猜|应该|应当|(?<![\w])选"
+    r"|final answer|correct answer|correct option|correct choice|the answer|answer|i choose|i pick|i select|i would choose|i'd choose"
+    r"|i would go with|i'd go with|my choice)"
+    r"\s*(?i:应该是|应该选|应为|应是|就是|还是|是|为|选择|选|is|would be|should be|will be|=)?\s*[:：]?\s*(?i:选项|option|choice)?\s*"
+    + _WRAP + r"\s*" + _LETTER + _NEGATED + _SECOND_LETTER
+)
+#: An option affirmed as right ("选项C正确", "C选项是正确的", "C is correct").
+_AFFIRMED = re.compile(
+    r"(?i:选项|option|choice)?\s*" + _WRAP + r"\s*" + _LETTER + r"[\W_]*?\s*(?i:选项|项|option)?\s*"
+    r"(?i:是正确的|是对的|正确|对的|是答案|is correct|is right|is the (?:correct |right )?answer)"
 )
 _LONE_LETTER = re.compile(r"^[\W_]*([A-Za-z])[\W_]*$")
 _LEADING_LETTER = re.compile(
-    rf"^\s*[{re.escape(_OPEN_WRAPPERS)}]*\s*([A-Za-z])(?![A-Za-z])\s*(?:[.．、:：)）\]】,，;；*]|\s+(?=[^\x00-\x7f])|$)"
+    rf"^\s*{_WRAP}\s*([A-Za-z])(?![A-Za-z])\s*(?:[.．、:：)）\]】,，;；*]|\s+(?=[^\x00-\x7f])|(?:选项|项)(?!\s*(?:不对|不正确|错误|错|是错|不是))|$)"
 )
+_OPTION_LINE = re.compile(r"(?:^|(?<=\s))([A-Da-d])\s*[.．、:：)）]\s*(.+?)\s*(?=(?:\s[A-Da-d]\s*[.．、:：)）])|\n|答案\s*[:：]|$)")
+_LEADING_ANSWER_WORDS = re.compile(r"^(?:正确答案|最终答案|答案|我选择|我选|应该是|我觉得是|我认为是|应选)?(?:是|为)?")
 
 
-def strict_mcq_letter(prediction: str | None, letters: str = "ABCD") -> str | None:
-    """Read one option letter from a model output, or ``None`` when it cannot be read unambiguously.
+@lru_cache(maxsize=1)
+def _t2s():
+    import opencc
 
-    After NFKC (full-width letters become ASCII), the first rule that applies decides:
+    return opencc.OpenCC("t2s")
 
-    1. answer phrases (``答案：A``, ``答案是B``, ``选C``, ``正确选项为 D``, ``The answer is A``, ``option B``):
-       the letter they name; if several phrases name different letters, ``None``;
+
+def parse_mcq_options(question: str | None, letters: str = "ABCD") -> dict[str, str]:
+    """The options of an SU/SR question as ``{letter: option text}`` (first occurrence of each letter).
+
+    Reads the release's layouts: one option per line (``"A. 玉\\nB. 剑\\n…\\n答案："``) and inline
+    (``"A. 玉 B. 剑 …"``); delimiters ``. ．、: ： ) ）``. Letters outside ``letters`` are ignored; a question
+    with no readable option gives ``{}``.
+    """
+    options: dict[str, str] = {}
+    for match in _OPTION_LINE.finditer(unicodedata.normalize("NFKC", str(question or ""))):
+        letter = match.group(1).upper()
+        if letter in letters.upper() and letter not in options and match.group(2).strip():
+            options[letter] = match.group(2).strip()
+    return options
+
+
+def _option_text_key(text: str) -> str:
+    return re.sub(r"[\W_]+", "", _t2s().convert(unicodedata.normalize("NFKC", text))).lower()
+
+
+def _letter_from_option_text(text: str, options: dict[str, str]) -> str | None:
+    """The option whose text the reply gives instead of its letter (see :func:`strict_mcq_letter`, rule 4)."""
+    reply = _option_text_key(text)
+    keys = {letter: _option_text_key(option) for letter, option in options.items()}
+    keys = {letter: key for letter, key in keys.items() if key}
+    bare = _LEADING_ANSWER_WORDS.sub("", reply)
+    exact = {letter for letter, key in keys.items() if key in (reply, bare)}
+    if len(exact) == 1:
+        return exact.pop()
+    contained = {letter for letter, key in keys.items() if len(key) >= 2 and key in reply}
+    contained = {a for a in contained if not any(a != b and keys[a] in keys[b] for b in contained)}
+    return contained.pop() if len(contained) == 1 else None
+
+
+def strict_mcq_letter(prediction: str | None, letters: str = "ABCD", options: dict[str, str] | None = None) -> str | None:
+    """Read the option letter a human reads in a model output, or ``None`` when it is absent or ambiguous.
+
+    The output is NFKC-normalised (full-width letters become ASCII) and OpenCC ``t2s``-converted (so
+    ``我選擇 C`` and ``正確選項為 D`` read like their simplified forms). The first rule that applies decides:
+
+    1. answer declarations (``答案：A``, ``答案是B``, ``选C``, ``我选择 C``, ``正确选项为 D``, ``我觉得是B``,
+       ``应该是 C``, ``The answer is A``, ``I choose B``) and options affirmed as right (``选项C正确``,
+       ``C is correct``): the letter they name. Mentions of other options around it (``答案是B。选项A的说法与原文
+       不符。``, ``The answer is C. Option A is a common distractor.``) are not declarations and do not count.
+       Declarations naming different letters (``答案是A。不对，答案是B``) or one naming two letters
+       (``答案是A或B``, ``答案：A、B``) give ``None``; a letter called wrong (``我觉得A不对``) is not declared;
     2. the whole output is one letter, possibly wrapped (``"B"``, ``"(B)"``, ``"**B**"``, ``"b。"``);
-    3. the output starts with a letter and a delimiter (``"C. 思念家乡"``, ``"D、"``, ``"(A) ..."``).
+    3. the output starts with a letter and a delimiter or ``选项`` (``"C. 思念家乡"``, ``"D、"``, ``"B选项"``);
+    4. with ``options`` (``{letter: text}``, e.g. from :func:`parse_mcq_options`): the reply gives one option's
+       text instead of its letter (equal to it after removing punctuation, spaces and a leading ``答案是``, or
+       containing exactly one option text of 2+ characters that is not part of another contained option).
 
-    A letter outside ``letters`` is ``None`` too. ``"A dog barks"`` (article, not option), ``"ABCD"`` and
-    ``"因为B选项错误"`` alone give ``None``. The result is upper-case.
+    A letter outside ``letters`` is ``None`` too. ``"A dog barks"`` (article, not option), ``"ABCD"``,
+    ``"options A and B"`` and ``"因为B选项错误"`` give ``None``. The result is upper-case.
     """
     if not prediction:
         return None
-    text = unicodedata.normalize("NFKC", str(prediction)).strip()
-    named = {m.group(1).upper() for m in _ANSWER_PHRASE.finditer(text)}
-    if named:
+    text = _t2s().convert(unicodedata.normalize("NFKC", str(prediction))).strip()
+    declared = list(_ANSWER_PHRASE.finditer(text)) + list(_AFFIRMED.finditer(text))
+    if declared:
+        if any(m.groupdict().get("second") for m in declared):
+            return None
+        named = {m.group(1).upper() for m in declared}
         letter = named.pop() if len(named) == 1 else None
     else:
         match = _LONE_LETTER.match(text) or _LEADING_LETTER.match(text)
         letter = match.group(1).upper() if match else None
+        if letter is None and options:
+            letter = _letter_from_option_text(text, options)
     return letter if letter is not None and letter in letters.upper() else None
 
 
@@ -222,9 +319,9 @@ def cross_modal_consistency(sqa: float, qa: float, su: float, lu: float, sr: flo
 
 # ---------------------------------------------------------------------------------- signatures
 _RULES = {
-    "asr": "cer_official=after-last-sep+first100+space-joined-corpus; cer_strict=whole-output+char-corpus",
+    "asr": "cer_official=after-last-sep+first100+space-joined-corpus; cer_strict=whole-output+char-corpus+ref-as-written+reply-t2s-except-ref-chars",
     "sqa": "f1_official=strip-punct+lower+containment-else-bag-f1",
-    "su": "acc_official=exact/first-\\b[A-G]\\b/gold-substring; acc_strict=answer-phrase>lone>leading-letter(ABCD), unparseable=wrong",
+    "su": "acc_official=exact/first-\\b[A-G]\\b/gold-substring; acc_strict=t2s+declaration(one-letter)>lone>leading-letter>option-text(ABCD), ambiguous/unparseable=wrong",
 }
 _RULES["sr"] = _RULES["su"]
 
@@ -232,14 +329,14 @@ _RULES["sr"] = _RULES["su"]
 def task_signature(task: str) -> str:
     """sacrebleu-style signature of the metrics of one MCGA task: rules, normaliser, library versions, unit.
 
-    Example (asr): ``mcga-scoring:1|cer_official=...; cer_strict=...|norm:t2s(opencc-1.4.2)+fullwidth+
+    Example (asr): ``mcga-scoring:2|cer_official=...; cer_strict=...|norm:t2s(opencc-1.4.2)+fullwidth+
     whisper-basic(whisper-normalizer-0.1.15)+nospace|jiwer-4.0.0|unit:percent``. Two results with the same
     signature were computed the same way.
 
     Raises:
         KeyError: ``task`` has no rule-scored metrics here.
     """
-    parts = ["mcga-scoring:1", _RULES[task]]
+    parts = ["mcga-scoring:2", _RULES[task]]
     if task == "asr":
         parts += [normalizer_signature(), f"jiwer-{version('jiwer')}"]
     return "|".join(parts + ["unit:percent"])

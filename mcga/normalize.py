@@ -54,6 +54,45 @@ def normalize_for_cer(text: str | None) -> str:
     return _WHITESPACE.sub("", text)
 
 
+def normalize_for_strict_cer(text: str | None) -> str:
+    """The official normaliser without its OpenCC ``t2s`` step (steps 2-4), for the strict CER.
+
+    ``t2s`` rewrites correct simplified characters in context (``乾`` -> ``干`` in ``乾清宫``, ``乾安县``), so the
+    strict CER leaves the reference as written and converts only reply characters, see
+    :func:`simplify_reply_against_reference`.
+    """
+    if not text:
+        return ""
+    text = str(text).translate(_WIDTH_TABLE)
+    return _WHITESPACE.sub("", _whisper_basic()(text))
+
+
+def simplify_reply_against_reference(reply: str, reference: str) -> str:
+    """A normalised reply with its traditional characters made simplified, never rewriting a correct character.
+
+    Rule (strict CER): every reply character that occurs in the reference is kept as it is; every other
+    character becomes its OpenCC ``t2s`` form, converted over the whole reply (phrase-aware) when that keeps
+    the length, else character by character. The reference (MCGA gold is simplified) is not converted.
+
+    So ``夜深乾清宮裏靜`` against ``夜深乾清宫里静`` becomes ``夜深乾清宫里静`` (CER 0), while the wrong
+    ``夜深干清宫里静`` stays as it is (``干`` != ``乾``); ``乾燥`` against ``干燥`` becomes ``干燥``. A reply character
+    that is both a correct simplified character elsewhere in the reference and, here, the traditional form of
+    another reference character (e.g. ``乾`` for ``干`` in a line that also contains ``乾隆``) is kept and counts
+    as one substitution: the rule never forgives a character the reference does not allow.
+
+    Args:
+        reply: a reply already passed through :func:`normalize_for_strict_cer`.
+        reference: the reference, normalised the same way.
+    """
+    if not reply:
+        return ""
+    allowed = set(reference)
+    converted = _t2s().convert(reply)
+    if len(converted) != len(reply):
+        converted = "".join(_t2s().convert(character) for character in reply)
+    return "".join(original if original in allowed else simple for original, simple in zip(reply, converted))
+
+
 def _package_version(name: str) -> str:
     try:
         return version(name)
@@ -62,5 +101,11 @@ def _package_version(name: str) -> str:
 
 
 def normalizer_signature() -> str:
-    """A short description of the normaliser and the library versions behind it, for result signatures."""
-    return f"norm:t2s(opencc-{_package_version('opencc')})+fullwidth+whisper-basic(whisper-normalizer-{_package_version('whisper-normalizer')})+nospace"
+    """A short description of the normalisers and the library versions behind them, for result signatures.
+
+    ``norm:`` is the official one (both sides); ``strict-norm:`` the strict CER's (no ``t2s`` on the reference;
+    reply characters not in the reference converted by ``t2s``, :func:`simplify_reply_against_reference`).
+    """
+    versions = f"opencc-{_package_version('opencc')}"
+    basic = f"whisper-basic(whisper-normalizer-{_package_version('whisper-normalizer')})"
+    return f"norm:t2s({versions})+fullwidth+{basic}+nospace|strict-norm:fullwidth+{basic}+nospace+ref-as-written+reply-t2s-except-ref-chars"

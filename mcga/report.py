@@ -81,6 +81,14 @@ def _rounded(value):
     return round(value, 2) if isinstance(value, float) else value
 
 
+def breakdown_line(values: dict, group: str) -> str | None:
+    """``"诗 12.3 (n=200) · 词 8.1 (n=200) …"`` from ``cer_official_by_<group>`` and ``n_by_<group>``, or ``None``."""
+    cers, sizes = values.get(f"cer_official_by_{group}"), values.get(f"n_by_{group}")
+    if not isinstance(cers, dict) or not isinstance(sizes, dict):
+        return None
+    return " · ".join(f"{name} {cer:.1f} (n={sizes.get(name, '?')})" if isinstance(cer, (int, float)) else f"{name} {cer}" for name, cer in cers.items())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mcga-report", description="MCGA scores and CMC from lmms-eval results files.")
     parser.add_argument("paths", nargs="+", help="results JSON files or folders (searched for *_results.json)")
@@ -97,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     for task, values in sorted(tasks.items()):
         shown = {k: _rounded(v) for k, v in values.items() if k != "signature"}
         print(f"{task}: {shown}")
+        for group in ("genre", "dynasty"):
+            line = breakdown_line(values, group)
+            if line:
+                print(f"  official CER by {group} (n = clips): {line}")
     if report["cmc"] is None:
         missing = [t for t in CMC_TASKS if t not in tasks]
         print(f"CMC: not computed, missing tasks {missing} (run --tasks mcga_cmc)")

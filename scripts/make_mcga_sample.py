@@ -5,18 +5,25 @@ MCGA is a benchmark of classical Chinese literature read aloud.  This script
 writes a small stand-in for its test split, so that the MCGA task code can be
 exercised end to end without the real (CC BY-NC-SA 4.0) data:
 
-    mcga/sample_data/data/MCGA_asr_test.jsonl   10 clips, 2 per genre (诗 词 曲 赋 文)
-    mcga/sample_data/data/MCGA_sqa_test.jsonl    4 short-answer questions
-    mcga/sample_data/data/MCGA_su_test.jsonl     3 multiple-choice (understanding)
-    mcga/sample_data/data/MCGA_sr_test.jsonl     3 multiple-choice (reasoning)
+    mcga/sample_data/data/MCGA_asr_test.jsonl   14 clips of 10 texts (2 per genre); 4 texts read by both voices
+    mcga/sample_data/data/MCGA_sqa_test.jsonl    6 short-answer questions (4 ids; one id asks two questions)
+    mcga/sample_data/data/MCGA_su_test.jsonl     5 multiple-choice (understanding; 3 ids)
+    mcga/sample_data/data/MCGA_sr_test.jsonl     4 multiple-choice (reasoning; 3 ids)
     mcga/sample_data/data/MCGA_s2tt_test.jsonl   3 English verse translations
     mcga/sample_data/data/MCGA_sec_test.jsonl    3 emotion captions (persona, tone, per sentence)
-    mcga/sample_data/data/upload/sample/<id>.wav 16 kHz mono 16-bit PCM
+    mcga/sample_data/data/upload/<speaker>/<id>.wav   16 kHz mono 16-bit PCM
+
+The layout follows the release: ``id`` names the *text*, and a text read by
+two speakers gives two rows with the same ``id`` and different ``audio``
+(``upload/<speaker>/...``) and ``source`` (the speaker); one SQA id asks two
+different questions (about two recordings of the text).  The two speakers
+are two espeak-ng voices: ``espeak-m`` (``cmn-latn-pinyin``, 140 wpm) and
+``espeak-f`` (``cmn-latn-pinyin+f3``, espeak's female variant, 150 wpm).
 
 The texts, sources and labels (author, dynasty, genre, answers) are written by
 hand below as data.  All texts are public domain: every work is a classical
 Chinese work more than 150 years old (pre-Qin to Yuan).  The audio is
-synthetic speech made with espeak-ng (voice ``cmn-latn-pinyin``, fixed rate)
+synthetic speech made with espeak-ng (two voices, fixed rates)
 and converted with sox to 16 kHz mono 16-bit (``sox -R -G``: repeatable
 dither, gain guarded against clipping); it is robotic and exists only to exercise the
 pipeline, not to measure models.  The s2tt/sec/sqa/su/sr items reuse the asr clips.
@@ -45,7 +52,15 @@ RATE_WPM = 140  # espeak-ng -s
 SAMPLE_RATE = 16000
 MIN_SECONDS = 3.0
 MAX_SECONDS = 28.0  # hard limit 30 s; anything over 28 s must be shortened in the data
-AUDIO_SUBDIR = "upload/sample"
+AUDIO_ROOT = "upload"
+#: speaker code (the rows' ``source``) -> (espeak-ng voice, rate in wpm, the rows' ``sex``)
+SPEAKERS = {
+    "espeak-m": (VOICE, RATE_WPM, "男"),
+    "espeak-f": (VOICE + "+f3", 150, "女"),
+}
+#: texts also read by the second voice (release shape: one text id, several speakers)
+SECOND_SPEAKER_TEXTS = ("asr_ci_01", "asr_qu_01", "asr_shi_01", "asr_wen_01")
+PROMPT_FIELD = "<|cmn|><|cmn|>"  # what the release's ``prompt`` field holds (unused in scoring)
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_OUT_DIR = os.path.join(REPO_ROOT, "mcga", "sample_data", "data")
@@ -142,6 +157,9 @@ ASR_ITEMS = [
 # ---------------------------------------------------------------------------
 SQA_ITEMS = [
     {"id": "sqa_01", "clip": "asr_shi_01", "sqa": "这首诗的作者是谁？", "sqa_a": "李白"},
+    # the same id, a second question, asked about the second speaker's recording (release: SQA has one such id)
+    {"id": "sqa_01", "clip": "asr_shi_01", "speaker": "espeak-f", "sqa": "这首诗的题目是什么？", "sqa_a": "《静夜思》"},
+    {"id": "sqa_03", "clip": "asr_wen_01", "speaker": "espeak-f", "sqa": "这篇文章的题目是什么？", "sqa_a": "陋室铭"},
     {"id": "sqa_02", "clip": "asr_qu_01", "sqa": "这首作品的作者是哪个朝代的人？", "sqa_a": "元"},
     {"id": "sqa_03", "clip": "asr_wen_01", "sqa": "这篇文章的题目是什么？", "sqa_a": "陋室铭"},
     {
@@ -321,10 +339,11 @@ def tool_version(tool):
     return line
 
 
-def synthesize(text, out_wav, tmp_dir):
+def synthesize(text, out_wav, tmp_dir, speaker):
+    voice, rate, _ = SPEAKERS[speaker]
     raw = os.path.join(tmp_dir, "espeak.wav")
     subprocess.run(
-        ["espeak-ng", "-v", VOICE, "-s", str(RATE_WPM), "-w", raw, text], check=True
+        ["espeak-ng", "-v", voice, "-s", str(rate), "-w", raw, text], check=True
     )
     subprocess.run(
         ["sox", "-R", "-G", raw, "-r", str(SAMPLE_RATE), "-c", "1", "-b", "16", out_wav],
@@ -378,12 +397,15 @@ def validate_data():
         if n != 2:
             fail("genre %s has %d clips, expected 2" % (genre, n))
     for items in (S2TT_ITEMS, SEC_ITEMS, SQA_ITEMS, SU_ITEMS, SR_ITEMS):
-        item_ids = [it["id"] for it in items]
-        if len(set(item_ids)) != len(item_ids):
-            fail("duplicate ids: %s" % item_ids)
+        # release shape: ids may repeat, the recording (clip, speaker) may not
+        recordings = [(it["clip"], it.get("speaker", "espeak-m")) for it in items]
+        if len(set(recordings)) != len(recordings):
+            fail("two items use the same recording: %s" % recordings)
         for it in items:
             if it["clip"] not in ids:
                 fail("%s refers to unknown clip %s" % (it["id"], it["clip"]))
+            if it.get("speaker", "espeak-m") != "espeak-m" and it["clip"] not in SECOND_SPEAKER_TEXTS:
+                fail("%s: %s is not read by %s" % (it["id"], it["clip"], it["speaker"]))
             if "options" in it and (len(it["options"]) != 4 or it["answer"] not in "ABCD"):
                 fail("%s needs 4 options and a gold letter A-D" % it["id"])
 
@@ -412,83 +434,86 @@ def main():
     validate_data()
 
     out_dir = os.path.abspath(args.out_dir)
-    audio_dir = os.path.join(out_dir, *AUDIO_SUBDIR.split("/"))
-    os.makedirs(audio_dir, exist_ok=True)
-
-    asr_items = sorted(ASR_ITEMS, key=lambda it: it["id"])
-    wanted = {it["id"] + ".wav" for it in asr_items}
-    for name in sorted(os.listdir(audio_dir)):  # drop stale clips from earlier runs
-        if name.endswith(".wav") and name not in wanted:
-            os.remove(os.path.join(audio_dir, name))
+    recordings = [(it, "espeak-m") for it in ASR_ITEMS] + [
+        (it, "espeak-f") for it in ASR_ITEMS if it["id"] in SECOND_SPEAKER_TEXTS
+    ]
+    recordings.sort(key=lambda rec: (rec[0]["id"], rec[1]))
+    wanted = {"%s/%s.wav" % (speaker, it["id"]) for it, speaker in recordings}
+    upload = os.path.join(out_dir, AUDIO_ROOT)
+    for speaker in sorted(os.listdir(upload)) if os.path.isdir(upload) else []:  # drop stale clips
+        folder = os.path.join(upload, speaker)
+        for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+            if name.endswith(".wav") and "%s/%s" % (speaker, name) not in wanted:
+                os.remove(os.path.join(folder, name))
+        if os.path.isdir(folder) and not os.listdir(folder):
+            os.rmdir(folder)
 
     clips = {}
     asr_rows = []
     with tempfile.TemporaryDirectory() as tmp_dir:
-        for it in asr_items:
-            rel = "%s/%s.wav" % (AUDIO_SUBDIR, it["id"])
-            wav_path = os.path.join(audio_dir, it["id"] + ".wav")
-            synthesize(it["asr"], wav_path, tmp_dir)
+        for it, speaker in recordings:
+            rel = "%s/%s/%s.wav" % (AUDIO_ROOT, speaker, it["id"])
+            wav_path = os.path.join(out_dir, *rel.split("/"))
+            os.makedirs(os.path.dirname(wav_path), exist_ok=True)
+            synthesize(it["asr"], wav_path, tmp_dir, speaker)
             seconds = round(check_wav(wav_path), 2)
-            clips[it["id"]] = {"asr": it["asr"], "audio": rel}
+            clips[(it["id"], speaker)] = {"asr": it["asr"], "audio": rel, "source": speaker, "time": seconds}
             asr_rows.append(
                 {
                     "id": it["id"],
                     "asr": it["asr"],
                     "audio": rel,
-                    "source": it["source"],
+                    "source": speaker,
                     "time": seconds,
-                    "prompt": "",
+                    "prompt": PROMPT_FIELD,
                     "check_score": "",
                     "split": "test",
                     "dynasty": it["dynasty"],
                     "genre": it["genre"],
-                    "sex": "男",
+                    "sex": SPEAKERS[speaker][2],
                 }
             )
 
+    def clip_fields(it):
+        """asr, audio and the extra release fields of the recording an item asks about."""
+        clip = clips[(it["clip"], it.get("speaker", "espeak-m"))]
+        return {"asr": clip["asr"], "audio": clip["audio"], "source": clip["source"], "time": clip["time"]}
+
+    def order(items):
+        return sorted(items, key=lambda it: (it["id"], it.get("speaker", "espeak-m")))
+
+    def both_speakers(items, ids):
+        """The items, plus a second-speaker copy of those in ``ids`` (one text id, two recordings)."""
+        return items + [dict(it, speaker="espeak-f") for it in items if it["id"] in ids]
+
     sqa_rows = [
-        {
-            "id": it["id"],
-            "asr": clips[it["clip"]]["asr"],
-            "audio": clips[it["clip"]]["audio"],
-            "sqa": it["sqa"],
-            "sqa_a": it["sqa_a"],
-            "split": "test",
-        }
-        for it in sorted(SQA_ITEMS, key=lambda it: it["id"])
+        {"id": it["id"], **clip_fields(it), "sqa": it["sqa"], "sqa_a": it["sqa_a"], "split": "test"}
+        for it in order(SQA_ITEMS)
     ]
 
     def mc_rows(items, key):
         return [
             {
                 "id": it["id"],
-                "asr": clips[it["clip"]]["asr"],
-                "audio": clips[it["clip"]]["audio"],
+                **clip_fields(it),
                 key: mc_question(it["question"], it["options"]),
                 key + "_a": it["answer"],
                 "split": "test",
             }
-            for it in sorted(items, key=lambda it: it["id"])
+            for it in order(items)
         ]
 
     s2tt_rows = [
-        {
-            "id": it["id"],
-            "asr": clips[it["clip"]]["asr"],
-            "audio": clips[it["clip"]]["audio"],
-            "s2tt": it["s2tt"],
-            "split": "test",
-        }
-        for it in sorted(S2TT_ITEMS, key=lambda it: it["id"])
+        {"id": it["id"], **clip_fields(it), "s2tt": it["s2tt"], "split": "test"}
+        for it in order(S2TT_ITEMS)
     ]
     sec_rows = []
-    for it in sorted(SEC_ITEMS, key=lambda it: it["id"]):
+    for it in order(SEC_ITEMS):
         sec_3 = "\n".join(it["sec_3"])
         sec_rows.append(
             {
                 "id": it["id"],
-                "asr": clips[it["clip"]]["asr"],
-                "audio": clips[it["clip"]]["audio"],
+                **clip_fields(it),
                 "split": "test",
                 "sec_1": SEC_PERSONA,
                 "sec_2": it["sec_2"],
@@ -501,12 +526,14 @@ def main():
     write_jsonl(os.path.join(out_dir, "MCGA_s2tt_test.jsonl"), s2tt_rows)
     write_jsonl(os.path.join(out_dir, "MCGA_sec_test.jsonl"), sec_rows)
     write_jsonl(os.path.join(out_dir, "MCGA_sqa_test.jsonl"), sqa_rows)
-    write_jsonl(os.path.join(out_dir, "MCGA_su_test.jsonl"), mc_rows(SU_ITEMS, "su"))
-    write_jsonl(os.path.join(out_dir, "MCGA_sr_test.jsonl"), mc_rows(SR_ITEMS, "sr"))
+    su_rows = mc_rows(both_speakers(SU_ITEMS, ("su_01", "su_02")), "su")
+    sr_rows = mc_rows(both_speakers(SR_ITEMS, ("sr_03",)), "sr")
+    write_jsonl(os.path.join(out_dir, "MCGA_su_test.jsonl"), su_rows)
+    write_jsonl(os.path.join(out_dir, "MCGA_sr_test.jsonl"), sr_rows)
 
     total_bytes = 0
     print()
-    print("| id | source | genre | dynasty | duration (s) |")
+    print("| id | speaker (source) | genre | dynasty | duration (s) |")
     print("|---|---|---|---|---|")
     for row in asr_rows:
         total_bytes += os.path.getsize(os.path.join(out_dir, *row["audio"].split("/")))
@@ -522,8 +549,8 @@ def main():
             len(s2tt_rows),
             len(sec_rows),
             len(sqa_rows),
-            len(SU_ITEMS),
-            len(SR_ITEMS),
+            len(su_rows),
+            len(sr_rows),
             out_dir,
             len(asr_rows),
             total_bytes,

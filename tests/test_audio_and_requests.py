@@ -108,9 +108,13 @@ def test_asr_instruction_is_the_official_one():
 def test_process_results_carries_ids_and_handles_empty_and_huge_outputs(su_doc):
     empty = hooks.mcga_process_results(su_doc, [""])
     assert empty["empty_responses"]["empty"] is True and empty["acc_official"] == 0.0
-    assert empty["strict_parse_failures"] == {"id": "su_01", "gold": "B", "output": "", "strict_letter": None}
+    assert empty["strict_parse_failures"] == {"key": "upload/espeak-f/asr_qu_01.wav", "id": "su_01", "speaker": "espeak-f", "gold": "B", "output": "",
+                                              "strict_letter": None}  # fmt: skip
+    # the option's text instead of its letter is read as that option (options come from the doc's question)
+    assert hooks.mcga_process_results(su_doc, ["漂泊天涯的游子的思乡愁苦"])["acc_strict"] == 100.0
     huge = hooks.mcga_process_results(su_doc, ["B" + "。" * 100_000])
     assert huge["acc_strict"] == 100.0 and huge["empty_responses"]["empty"] is False
     asr_doc = {**data.load_task_rows("asr", data_dir=data.SAMPLE_DATA_DIR)[0], "mcga_task": "asr", "mcga_mode": "audio"}
     items = [hooks.mcga_process_results(asr_doc, [asr_doc["asr"] * 2_000])["cer_strict"]]
     assert hooks.mcga_agg_cer_strict(items) == pytest.approx(100 * 1999)
+    assert {k: items[0][k] for k in ("key", "id", "speaker")} == {"key": "upload/espeak-f/asr_ci_01.wav", "id": "asr_ci_01", "speaker": "espeak-f"}

@@ -78,10 +78,81 @@ def test_cer_rejects_misaligned_or_empty_corpora():
         ("The answer is C", "C"), ("I think A is wrong, the answer is D", "D"), ("这是一道选择题，答案是B", "B"),
         ("", None), ("ABCD", None), ("E", None), ("A dog barks", None), ("因为B选项错误", None),
         ("答案是A。不对，答案是B", None), ("options A and B", None), ("答案：E", None),
+        # issue 8 item 3: traditional script, plain phrasings, answer then a mention of another option
+        ("我選擇 C", "C"), ("正確選項為 D", "D"), ("我觉得是B", "B"), ("应该是 C", "C"), ("B选项", "B"),
+        ("答案是B。选项A的说法与原文不符。", "B"), ("The answer is C. Option A is a common distractor.", "C"),
+        # constructed siblings
+        ("我覺得是B", "B"), ("應該是 A", "A"), ("正确答案应为A", "A"), ("B選項", "B"), ("我认为是 d", "D"),
+        ("答案是D。選項A與原文不符。", "D"), ("The correct answer is B; option C is tempting but wrong.", "B"),
+        ("I choose A. Option B and option D are distractors.", "A"), ("C选项是正确的", "C"), ("C is correct", "C"),
+        ("答案是A，B是错的", "A"), ("应选 (B)", "B"),
+        # still refused: two letters offered as the answer, a letter called wrong, no letter
+        ("答案是A或B", None), ("答案：A、B", None), ("I choose A or B", None), ("答案是A，B。", None), ("我觉得A不对", None),
+        ("可能是A和C", None), ("无法判断", None), ("The passage does not say.", None),
+        ("I cannot answer a question about this", None), ("答案是b。", "B"), ("ANSWER IS C", "C"),
     ],
 )
 def test_strict_mcq_letter(output, letter):
     assert metrics.strict_mcq_letter(output) == letter
+
+
+SU_QUESTION = "问题：这首小令主要抒发了怎样的情感？\nA. 边塞将士建功立业的豪情\nB. 漂泊天涯的游子的思乡愁苦\nC. 归隐田园的闲适与快乐\nD. 久别重逢的喜悦\n答案："
+
+
+def test_parse_mcq_options_reads_line_and_inline_layouts():
+    assert metrics.parse_mcq_options(SU_QUESTION)["B"] == "漂泊天涯的游子的思乡愁苦"
+    assert metrics.parse_mcq_options("问题：哪种物品与“丽水”相关？\nA. 玉 B. 剑 C. 金 D. 珠\n答案：") == {"A": "玉", "B": "剑", "C": "金", "D": "珠"}
+    assert metrics.parse_mcq_options("no options here") == {}
+
+
+@pytest.mark.parametrize(
+    "output, letter",
+    [
+        ("漂泊天涯的游子的思乡愁苦", "B"),  # issue 8: the full text of option B
+        ("漂泊天涯的游子的思鄉愁苦。", "B"), ("答案是归隐田园的闲适与快乐", "C"), ("这首小令抒发了久别重逢的喜悦。", "D"),
+        ("B", "B"),  # a letter still wins over text
+        (SU_QUESTION, None),  # the question echoed: every option's text, no answer
+        ("边塞将士建功立业的豪情和久别重逢的喜悦", None),  # two options' texts
+        ("思乡", None),  # part of an option is not the option
+    ],
+)
+def test_strict_mcq_letter_reads_the_option_text_given_instead_of_its_letter(output, letter):
+    assert metrics.strict_mcq_letter(output, options=metrics.parse_mcq_options(SU_QUESTION)) == letter
+
+
+def test_single_character_options_match_only_as_the_whole_answer():
+    options = {"A": "玉", "B": "剑", "C": "金", "D": "珠"}
+    assert metrics.strict_mcq_letter("剑", options=options) == "B" and metrics.strict_mcq_letter("答案是珠。", options=options) == "D"
+    assert metrics.strict_mcq_letter("金玉满堂", options=options) is None
+
+
+@pytest.mark.parametrize(
+    "reference, traditional, wrong",
+    [
+        ("夜深乾清宫里静", "夜深乾清宮裏靜", "夜深干清宫里静"),  # issue 8 item 4
+        ("乾安县", "乾安縣", "干安县"),
+        ("乾隆皇帝下江南", "乾隆皇帝下江南", "干隆皇帝下江南"),
+        ("乾坤一掷", "乾坤一擲", "干坤一掷"),
+        ("天气干燥", "天氣乾燥", "天气乾燥x"),  # 乾燥 is the traditional form of 干燥
+        ("白发三千丈", "白髮三千丈", "白法三千丈"),
+        ("后会有期", "後會有期", "候会有期"),
+    ],
+)
+def test_strict_cer_scores_script_variants_zero_and_real_errors_above_zero(reference, traditional, wrong):
+    assert metrics.strict_cer_percent([reference], [traditional]) == 0.0
+    assert metrics.strict_cer_percent([reference], [wrong]) == pytest.approx(100 / len(reference))
+
+
+def test_official_cer_keeps_the_inherited_t2s_fault():
+    # OpenCC t2s turns the correct 乾 of the reference into 干: the official rule forgives the wrong reply.
+    assert metrics.official_cer_percent(["夜深乾清宫里静"], ["夜深乾清宮裏靜"]) == pytest.approx(100 / 13)  # 7.69
+    assert metrics.official_cer_percent(["夜深乾清宫里静"], ["夜深干清宫里静"]) == 0.0
+    assert metrics.strict_cer_percent(["夜深乾清宫里静"], ["夜深乾清宮裏靜"]) == 0.0
+    assert metrics.strict_cer_percent(["夜深乾清宫里静"], ["夜深干清宫里静"]) == pytest.approx(100 / 7)  # 14.29
+
+
+def test_group_sizes_follow_the_breakdown_order():
+    assert metrics.group_sizes(["词", "诗", "词", "文"], metrics.GENRE_ORDER) == {"诗": 1, "词": 2, "文": 1}
 
 
 def test_strict_and_official_mcq_disagree_where_the_official_rule_is_lenient():
@@ -97,6 +168,16 @@ def test_cross_modal_consistency_follows_paper_equation_1():
 
 def test_task_signature_names_rules_normaliser_and_versions():
     signature = metrics.task_signature("asr")
-    assert signature.startswith("mcga-scoring:1|cer_official=")
+    assert signature.startswith("mcga-scoring:2|cer_official=")
     assert "opencc-" in signature and "whisper-normalizer-" in signature and "jiwer-" in signature
+    assert "strict-norm:fullwidth+" in signature and "ref-as-written+reply-t2s-except-ref-chars" in signature
+    assert "acc_strict=t2s+declaration" in metrics.task_signature("su")
     assert signature.endswith("unit:percent")
+
+
+def test_report_prints_group_sizes_next_to_each_group_cer():
+    from mcga.report import breakdown_line
+
+    values = {"cer_official_by_genre": {"诗": 12.345, "词": 0.0}, "n_by_genre": {"诗": 200, "词": 3}}
+    assert breakdown_line(values, "genre") == "诗 12.3 (n=200) · 词 0.0 (n=3)"
+    assert breakdown_line(values, "dynasty") is None

@@ -148,10 +148,14 @@ def test_replay_on_all_16_tasks_and_one_variant_of_each_kind(lmms_eval_cli, offl
 def test_mcga_and_parsa_tasks_in_one_run(lmms_eval_cli, offline_env, tmp_path):
     """The user's example: ``lmms-eval --tasks mcga_asr,parsa_vazn --model <model>``."""
     rows = mcga_data.load_task_rows("asr", data_dir=mcga_data.SAMPLE_DATA_DIR)
-    answers = {"mcga_asr": {row["id"]: row["asr"] for row in rows}, "parsa_vazn": gold("vazn")}
+    answers = {"parsa_vazn": gold("vazn")}
     answers["parsa_vazn"]["vazn_01"] = '{"answer": 2}'  # gold 1
     predictions = tmp_path / "predictions.jsonl"
     write_predictions(predictions, answers)
+    # MCGA ids repeat (one text, several speakers): its answers are keyed by the document key (the clip path)
+    mcga_rows = [{"task": "mcga_asr", "key": row["doc_key"], "response": row["asr"]} for row in rows]
+    with predictions.open("a", encoding="utf-8") as handle:
+        handle.write("".join("\n" + json.dumps(r, ensure_ascii=False) for r in mcga_rows))
     results, _ = lmms_eval(lmms_eval_cli, offline_env, tmp_path / "out", "mcga_asr,parsa_vazn", "replay", f"predictions={predictions}")
     assert results["results"]["mcga_asr"]["cer_official,none"] == 0.0
     assert results["results"]["parsa_vazn"]["accuracy,none"] == pytest.approx(5 / 6)

@@ -42,16 +42,22 @@ def write_jsonl(path, rows):
 
 
 def test_read_predictions_accepts_our_format_and_official_runner_rows(tmp_path):
-    write_jsonl(tmp_path / "ours.jsonl", [{"task": "mcga_su_text", "id": "su_01", "response": "B"}])
+    write_jsonl(tmp_path / "ours.jsonl", [
+        {"task": "mcga_su_text", "id": "su_01", "response": "B"},
+        {"task": "mcga_su", "key": "upload/espeak-m/asr_qu_01.wav", "id": "su_01", "response": "C"},
+        {"task": "mcga_asr", "audio": "upload/espeak-f/asr_qu_01.wav", "response": "枯藤"},
+    ])  # fmt: skip
     predictions = replay.read_predictions(tmp_path)
-    assert predictions == {("mcga_su_text", "su_01"): "B"}
+    assert predictions == {("mcga_su_text", "id=su_01"): "B", ("mcga_su", "key=upload/espeak-m/asr_qu_01.wav"): "C",
+                           ("mcga_asr", "key=upload/espeak-f/asr_qu_01.wav"): "枯藤"}  # fmt: skip
     official = replay.read_predictions(FIXTURES / "official_runner_rows")
-    assert official[("mcga_su", "su_03")] == "ABCD" and len(official) == 26  # 10 asr, 3 s2tt, 3 sec, 4 sqa, 3 su, 3 sr
+    assert official[("mcga_su", "key=upload/espeak-m/asr_wen_02.wav")] == "ABCD"
+    assert len(official) == 35  # 14 asr, 3 s2tt, 3 sec, 6 sqa, 5 su, 4 sr: official rows are keyed by audio, ids repeat
 
 
 def test_read_predictions_rejects_duplicates_and_unknown_rows(tmp_path):
     write_jsonl(tmp_path / "a.jsonl", [{"task": "mcga_su", "id": 1, "response": "A"}, {"task": "mcga_su", "id": "1", "response": "B"}])
-    with pytest.raises(ValueError, match=r"a.jsonl:2: second prediction for task mcga_su id 1 \(first at .*a.jsonl:1\)"):
+    with pytest.raises(ValueError, match=r"a.jsonl:2: second prediction for task mcga_su id=1 \(first at .*a.jsonl:1\)"):
         replay.read_predictions(tmp_path / "a.jsonl")
     write_jsonl(tmp_path / "b.jsonl", [{"id": 1, "answer": "A"}])
     with pytest.raises(ValueError, match="b.jsonl:1: expected"):
@@ -67,6 +73,31 @@ def make_replay(tmp_path, on_missing):
     model = replay.Replay(predictions=str(tmp_path / "p.jsonl"), on_missing=on_missing)
     model.task_dict = {"t": {"test": [{"id": "a"}, {"id": "b"}]}}
     return model
+
+
+def make_repeated_id_replay(tmp_path, rows):
+    write_jsonl(tmp_path / "p.jsonl", rows)
+    model = replay.Replay(predictions=str(tmp_path / "p.jsonl"))
+    model.task_dict = {"t": {"test": [{"id": "345-1", "doc_key": "upload/Yvqy/124.wav"}, {"id": "345-1", "doc_key": "upload/ON44/124.wav"},
+                                      {"id": "9-1", "doc_key": "upload/Yvqy/9.wav"}]}}  # fmt: skip
+    return model
+
+
+def test_documents_sharing_an_id_are_answered_by_key_and_old_id_rows_work_where_unambiguous(tmp_path):
+    model = make_repeated_id_replay(tmp_path, [
+        {"task": "t", "key": "upload/ON44/124.wav", "response": "second speaker"},
+        {"task": "t", "key": "upload/Yvqy/124.wav", "id": "345-1", "response": "first speaker"},
+        {"task": "t", "id": "9-1", "response": "old format, one document with this id"},
+    ])  # fmt: skip
+    assert model.generate_until([fake_request("t", 0), fake_request("t", 1), fake_request("t", 2)]) == [
+        "first speaker", "second speaker", "old format, one document with this id"]  # fmt: skip
+
+
+def test_an_old_id_row_for_an_id_several_documents_share_is_an_error(tmp_path):
+    model = make_repeated_id_replay(tmp_path, [{"task": "t", "id": "345-1", "response": "which clip?"}, {"task": "t", "id": "9-1", "response": "x"}])
+    with pytest.raises(ValueError, match=r"p.jsonl:1: the prediction for t id 345-1 is ambiguous: 2 documents share this id "
+                                         r"\(keys upload/Yvqy/124.wav, upload/ON44/124.wav\); give each answer the document's key"):  # fmt: skip
+        model.generate_until([fake_request("t", 0)])
 
 
 def test_missing_predictions_are_an_error_naming_the_ids(tmp_path):
@@ -85,7 +116,7 @@ def test_missing_predictions_can_be_scored_empty_with_a_warning(tmp_path):
     finally:
         logger.remove(handler)
     text = "".join(map(str, messages))
-    assert "1 prediction(s) for t match no document of its dataset: zzz" in text
+    assert "1 prediction(s) for t match no document of its dataset: id=zzz" in text
     assert "no prediction for 1 document(s) of t: b; scored as empty answers" in text
 
 
@@ -95,6 +126,10 @@ def test_read_predictions_takes_lmms_eval_samples_by_doc_id_from_the_file_name(t
         {"doc_id": 1, "target": "元", "filtered_resps": ["元朝"], "doc_hash": "x", "input": "prompt 1"},
     ])
     assert replay.read_predictions(tmp_path) == {("mcga_sqa", "doc_id=0"): "李白", ("mcga_sqa", "doc_id=1"): "元朝"}
+    write_jsonl(tmp_path / "20261129_101011_samples_mcga_su.jsonl", [
+        {"doc_id": 0, "doc": {"id": "su_01", "doc_key": "upload/espeak-m/asr_qu_01.wav"}, "filtered_resps": ["B"], "input": "p"}])  # fmt: skip
+    assert replay.read_predictions(tmp_path)[("mcga_su", "key=upload/espeak-m/asr_qu_01.wav")] == "B"  # logged doc_key beats the index
+    (tmp_path / "20261129_101011_samples_mcga_su.jsonl").unlink()
     model = replay.Replay(predictions=str(tmp_path))
     model.task_dict = {"mcga_sqa": {"test": [{"id": "sqa_01"}, {"id": "sqa_02"}]}}
     request = SimpleNamespace(args=("prompt 0", {}, None, 0, "mcga_sqa", "test"))

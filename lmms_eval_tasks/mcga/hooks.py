@@ -102,26 +102,35 @@ def mcga_doc_to_target(doc: dict) -> str:
     return str(doc[GOLD_FIELD[doc[TASK_FIELD]]])
 
 
+def _doc_identity(doc: dict) -> dict:
+    """What names a document in per-item records: ``key`` (unique: the clip path, :data:`mcga.data.DOC_KEY_FIELD`),
+    ``id`` (the text; repeats across speakers) and ``speaker`` (the release's ``source`` field, ``""`` if absent)."""
+    return {"key": doc[data.DOC_KEY_FIELD], "id": doc["id"], "speaker": str(doc.get("source") or "")}
+
+
 def mcga_process_results(doc: dict, results: list[str]) -> dict:
     """Per-document metric items; the corpus-level scores are computed in the aggregations.
 
-    Every item that is a dict carries the row id, so the logged samples say which document scored what.
+    Every item that is a dict carries the document's ``key``, ``id`` and ``speaker`` (:func:`_doc_identity`), so
+    the logged samples say which clip scored what; judged items carry ``key`` for the judge to tell clips of
+    one text apart.
     """
     task, gold = doc[TASK_FIELD], mcga_doc_to_target(doc)
     checked = _checked_response(doc, results[0] if results else "")
     output = checked.answer  # "" for a failed generation; response diagnostics first, so a failed run stops before judging
+    identity = _doc_identity(doc)
     shared = {**checked.metrics(), "signature": task}
     if task == "asr":
-        item = {"id": doc["id"], "genre": doc.get("genre", ""), "dynasty": doc.get("dynasty", ""), "ref": gold, "output": output}
-        return {**shared, "cer_official": item, "cer_strict": item, "cer_official_by_genre": item, "cer_official_by_dynasty": item}
+        item = {**identity, "genre": doc.get("genre", ""), "dynasty": doc.get("dynasty", ""), "ref": gold, "output": output}
+        return {**shared, **dict.fromkeys(("cer_official", "cer_strict", "cer_official_by_genre", "cer_official_by_dynasty", "n_by_genre", "n_by_dynasty"), item)}
     if task == "s2tt":
-        item = {"task": task, "id": doc["id"], "source": doc["asr"], "reference": gold, "translation": judging.s2tt_translation(output)}
+        item = {"task": task, **identity, "source": doc["asr"], "reference": gold, "translation": judging.s2tt_translation(output)}
         return {**shared, **dict.fromkeys(S2TT_METRICS, item)}
     if task == "sec":
         persona, tone, sentences = judging.split_sec_output(output)
         item = {
             "task": task,
-            "id": doc["id"],
+            **identity,
             **{field: doc[field] for field in ("sec_1", "sec_2", "sec_3")},
             "parts": [persona, tone, sentences],
             "cer_sentences": judging.official_sec_cer_percent(doc["asr"], sentences),
@@ -129,12 +138,12 @@ def mcga_process_results(doc: dict, results: list[str]) -> dict:
         return {**shared, **dict.fromkeys(SEC_METRICS, item)}
     if task == "sqa":
         return {**shared, "f1_official": 100.0 * metrics.official_sqa_f1(gold, output)}
-    letter = metrics.strict_mcq_letter(output)
+    letter = metrics.strict_mcq_letter(output, options=metrics.parse_mcq_options(doc[task]))
     return {
         **shared,
         "acc_official": 100.0 * metrics.official_mcq_correct(gold, output),
         "acc_strict": 100.0 * (letter == gold.strip().upper()),
-        "strict_parse_failures": {"id": doc["id"], "gold": gold, "output": output, "strict_letter": letter},
+        "strict_parse_failures": {**identity, "gold": gold, "output": output, "strict_letter": letter},
     }
 
 
@@ -147,7 +156,7 @@ def _checked_response(doc: dict, response: str) -> responses.CheckedResponse:
     return responses.check_response(
         response,
         task=f"mcga_{task}" + ("_text" if doc[MODE_FIELD] == "text" else ""),
-        doc_id=doc["id"],
+        doc_id=doc[data.DOC_KEY_FIELD],
         clip=doc["audio_path"] if doc[MODE_FIELD] == "audio" else None,
         gold=mcga_doc_to_target(doc),
         prompt_texts=texts,
@@ -179,6 +188,16 @@ def mcga_agg_cer_official_by_genre(items: list[dict]) -> dict[str, float]:
 def mcga_agg_cer_official_by_dynasty(items: list[dict]) -> dict[str, float]:
     """``{dynasty: official CER percent}`` in chronological order (Figure 7)."""
     return metrics.official_cer_percent_by_group(*_refs_outputs(items), [i["dynasty"] for i in items], metrics.DYNASTY_ORDER)
+
+
+def mcga_agg_n_by_genre(items: list[dict]) -> dict[str, int]:
+    """``{genre: number of clips}`` beside ``cer_official_by_genre`` (same order; the official ``Count`` table)."""
+    return metrics.group_sizes([i["genre"] for i in items], metrics.GENRE_ORDER)
+
+
+def mcga_agg_n_by_dynasty(items: list[dict]) -> dict[str, int]:
+    """``{dynasty: number of clips}`` beside ``cer_official_by_dynasty`` (same order)."""
+    return metrics.group_sizes([i["dynasty"] for i in items], metrics.DYNASTY_ORDER)
 
 
 def mcga_agg_count(items: list) -> int:

@@ -1,22 +1,28 @@
 """``--model replay``: answers read from a predictions file, so outputs produced elsewhere can be scored.
 
 ``--model_args predictions=PATH[,on_missing=error|empty]``; ``PATH`` is a jsonl file or a folder (every
-``*.jsonl`` below it). Three row formats are read:
+``*.jsonl`` below it). Each answer is matched to its document by a **key**, the document's ``doc_key`` field
+(MCGA: the clip path ``audio`` as written in the data file, e.g. ``upload/Yvqy/124-20251102214649.wav``,
+because MCGA ids repeat: one text, several speakers; a document without ``doc_key``, e.g. PARSA's, is keyed
+by its ``id``). Row formats read:
 
-- ours: ``{"task": "mcga_asr", "id": "<the document's id field>", "response": "..."}``;
+- ours: ``{"task": "mcga_asr", "key": "<the document's doc_key>", "response": "..."}`` (an ``id`` field may be
+  added for readability; ``key`` decides). A row with ``audio`` instead of ``key`` is keyed by it. The older
+  ``{"task", "id", "response"}`` still works where it is unambiguous: it answers the one document with that
+  id, and is an error when several documents of the task share the id;
 - the official MCGA runner's: the dataset row plus its output field (``asr_r``, ``sqa_a_r``, ``su_r``,
-  ``sr_r``, ``s2tt_r``, ``sec_r``); files named ``*_text.jsonl`` go to the text-mode tasks
-  (see :func:`mcga.data.official_runner_prediction`);
+  ``sr_r``, ``s2tt_r``, ``sec_r``), keyed by the row's ``audio``; files named ``*_text.jsonl`` go to the
+  text-mode tasks (see :func:`mcga.data.official_runner_prediction`);
 - lmms-eval's own logged samples (``<date>_samples_<task>.jsonl``, e.g. from a ``--predict_only`` run):
-  the task comes from the file name, the document from ``doc_id`` (its index in the task), the answer
-  from ``filtered_resps``. lmms-eval's ``doc_hash`` cannot identify a document (it hashes ``null``), so
-  each such answer is checked against the run instead: the logged ``input`` (the prompt) must equal this
-  run's prompt for that document, else it is an error. Re-score on the same data and task versions.
+  the task comes from the file name, the answer from ``filtered_resps``, the document from the logged
+  ``doc``'s ``doc_key`` (else ``doc_id``, its index in the task). lmms-eval's ``doc_hash`` cannot identify a
+  document, so each such answer is checked against the run instead: the logged ``input`` (the prompt) must
+  equal this run's prompt for that document, else it is an error. Re-score on the same data and task versions.
 
 Nothing is skipped silently. A document of the run with no prediction is an error naming the missing
-ids (``on_missing=error``, default) or gets ``""`` with a warning listing them (``on_missing=empty``;
-the task's ``empty_responses`` count then shows them too). Predictions whose id is not in the task's
-dataset are logged as a warning with their ids; a second prediction for the same task and id is an error.
+keys (``on_missing=error``, default) or gets ``""`` with a warning listing them (``on_missing=empty``;
+the task's ``empty_responses`` count then shows them too). Predictions that answer no document of the task
+are logged as a warning with their keys; a second prediction for the same task and key is an error.
 """
 
 from __future__ import annotations
@@ -45,10 +51,14 @@ def _files(path: Path) -> list[Path]:
 
 
 def read_predictions(path: str | Path) -> dict[tuple[str, str], str]:
-    """All predictions under ``path`` as ``{(task, id): response}``; lmms-eval samples get the id ``doc_id=<N>``.
+    """All predictions under ``path`` as ``{(task, match): response}``.
+
+    ``match`` says how the answer finds its document: ``"key=<doc_key>"`` (ours with ``key``/``audio``, official
+    runner rows with ``audio``, logged samples whose ``doc`` has a ``doc_key``), ``"id=<id>"`` (ours or official
+    rows with only an id) or ``"doc_id=<N>"`` (logged samples without a ``doc_key``).
 
     Raises:
-        ValueError: a malformed line, a row in none of the formats, or a duplicate (task, id); the message
+        ValueError: a malformed line, a row in none of the formats, or a duplicate (task, match); the message
             names the file and line (and, for duplicates, the first place too).
         FileNotFoundError: ``path`` does not exist.
     """
@@ -63,11 +73,23 @@ def _lmms_eval_sample(row: dict, file: Path) -> tuple[tuple[str, str], str, str 
     response = row["filtered_resps"]
     while isinstance(response, list):
         response = response[0] if response else ""
-    return (match["task"], f"doc_id={row['doc_id']}"), "" if response is None else str(response), row.get("input")
+    logged_doc = row.get("doc") if isinstance(row.get("doc"), dict) else {}
+    found = f"key={logged_doc['doc_key']}" if logged_doc.get("doc_key") not in (None, "") else f"doc_id={row['doc_id']}"
+    return (match["task"], found), "" if response is None else str(response), row.get("input")
 
 
-def _read(path: str | Path) -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], str | None]]:
-    """:func:`read_predictions` plus the logged prompt of every lmms-eval sample row."""
+def _our_row(row: dict) -> tuple[tuple[str, str], str] | None:
+    """(key, response) of a row in our format, or None."""
+    if not {"task", "response"} <= row.keys():
+        return None
+    for field, kind in (("key", "key"), ("audio", "key"), ("id", "id")):
+        if row.get(field) not in (None, ""):
+            return (str(row["task"]), f"{kind}={row[field]}"), "" if row["response"] is None else str(row["response"])
+    return None
+
+
+def _read(path: str | Path) -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], str | None], dict[tuple[str, str], str]]:
+    """:func:`read_predictions` plus the logged prompt of every lmms-eval sample row and each prediction's file:line."""
     predictions: dict[tuple[str, str], str] = {}
     prompts: dict[tuple[str, str], str | None] = {}
     origin: dict[tuple[str, str], str] = {}
@@ -83,29 +105,38 @@ def _read(path: str | Path) -> tuple[dict[tuple[str, str], str], dict[tuple[str,
                     raise ValueError(f"replay: {where}: not valid JSON ({error.msg})") from None
                 if not isinstance(row, dict):
                     raise ValueError(f"replay: {where}: expected a JSON object")
-                sample = _lmms_eval_sample(row, file)
-                if {"task", "id", "response"} <= row.keys():
-                    key, response = (str(row["task"]), str(row["id"])), "" if row["response"] is None else str(row["response"])
+                sample, ours = _lmms_eval_sample(row, file), _our_row(row)
+                if ours is not None:
+                    key, response = ours
                 elif sample is not None:
                     key, response, prompts[sample[0]] = sample
                 else:
                     official = official_runner_prediction(row, file.name)
                     if official is None:
                         raise ValueError(
-                            f"replay: {where}: expected {{'task', 'id', 'response'}}, an official MCGA runner row with one output field, "
-                            "or a row of lmms-eval's <date>_samples_<task>.jsonl"
+                            f"replay: {where}: expected {{'task', 'key', 'response'}} (or 'id' for 'key'), an official MCGA runner row "
+                            "with one output field, or a row of lmms-eval's <date>_samples_<task>.jsonl"
                         )
-                    key, response = official[:2], official[2]
+                    task, row_id, audio, response = official
+                    key = (task, f"key={audio}" if audio is not None else f"id={row_id}")
                 if key in predictions:
-                    raise ValueError(f"replay: {where}: second prediction for task {key[0]} id {key[1]} (first at {origin[key]})")
+                    raise ValueError(f"replay: {where}: second prediction for task {key[0]} {key[1]} (first at {origin[key]})")
                 predictions[key], origin[key] = response, where
     if not predictions:
         raise ValueError(f"replay: no predictions found under {path}")
-    return predictions, prompts
+    return predictions, prompts, origin
 
 
 def _shown(ids: list[str]) -> str:
     return ", ".join(ids[:_SHOWN_IDS]) + (f" ... (+{len(ids) - _SHOWN_IDS} more)" if len(ids) > _SHOWN_IDS else "")
+
+
+def document_key(doc: dict, doc_id: int) -> str:
+    """The key a prediction names a document by: its ``doc_key`` field, else its ``id``, else its index."""
+    for field in ("doc_key", "id"):
+        if doc.get(field) not in (None, ""):
+            return str(doc[field])
+    return str(doc_id)
 
 
 class Replay(CPUOrAcceleratorDevice, lmms):
@@ -122,47 +153,72 @@ class Replay(CPUOrAcceleratorDevice, lmms):
             raise ValueError("replay: give the predictions file or folder: --model_args predictions=PATH")
         if on_missing not in ("error", "empty"):
             raise ValueError(f"replay: on_missing must be 'error' or 'empty', got {on_missing!r}")
-        self.predictions, self.logged_prompts = _read(predictions)
+        self.predictions, self.logged_prompts, self._origin = _read(predictions)
         self.on_missing = on_missing
-        self._checked_tasks: set[str] = set()
+        self._matches: dict[tuple[str, str], list[str | None]] = {}
         counts = defaultdict(int)
         for task, _ in self.predictions:
             counts[task] += 1
         logger.info(f"replay: {len(self.predictions)} predictions from {predictions}: {dict(sorted(counts.items()))}")
 
-    def _doc_key(self, task: str, doc: dict, doc_id: int) -> str:
-        """The prediction id of a document: its ``id`` field (or index), else ``doc_id=<index>`` from logged samples."""
-        key = str(doc["id"]) if "id" in doc else str(doc_id)
-        return key if (task, key) in self.predictions or (task, f"doc_id={doc_id}") not in self.predictions else f"doc_id={doc_id}"
+    def _match_task(self, task: str, split: str) -> list[str | None]:
+        """For each document of ``task`` (by index), the prediction key that answers it, or None.
 
-    def _report_unknown_ids(self, task: str, split: str) -> None:
-        if task in self._checked_tasks:
-            return
-        self._checked_tasks.add(task)
+        Order: ``key=<doc_key>``, then ``id=<id>`` (only when no other document of the task has that id; a
+        prediction by a shared id is an error), then ``doc_id=<index>``. Unused predictions are warned about once.
+        """
+        if (task, split) in self._matches:
+            return self._matches[(task, split)]
         docs = self.task_dict[task][split]
-        known = {str(doc["id"]) if "id" in doc else str(i) for i, doc in enumerate(docs)} | {f"doc_id={i}" for i in range(len(docs))}
-        unknown = sorted(i for t, i in self.predictions if t == task and i not in known)
-        if unknown and self.rank == 0:
-            logger.warning(f"replay: {len(unknown)} prediction(s) for {task} match no document of its dataset: {_shown(unknown)}")
+        docs_by_id: dict[str, list[str]] = defaultdict(list)
+        for index, doc in enumerate(docs):
+            if doc.get("id") not in (None, ""):
+                docs_by_id[str(doc["id"])].append(document_key(doc, index))
+        matched: list[str | None] = []
+        for index, doc in enumerate(docs):
+            found = None
+            by_key, by_index = (task, f"key={document_key(doc, index)}"), (task, f"doc_id={index}")
+            by_id = (task, f"id={doc['id']}") if doc.get("id") not in (None, "") else None
+            if by_key in self.predictions:
+                found = by_key
+            elif by_id is not None and by_id in self.predictions:
+                sharing = docs_by_id[str(doc["id"])]
+                if len(sharing) > 1:
+                    raise ValueError(
+                        f"replay: {self._origin[by_id]}: the prediction for {task} id {doc['id']} is ambiguous: {len(sharing)} documents "
+                        f"share this id (keys {_shown(sharing)}); give each answer the document's key, "
+                        '{"task": ..., "key": "<doc_key, for MCGA the audio path>", "response": ...}'
+                    )
+                found = by_id
+            elif by_index in self.predictions:
+                found = by_index
+            matched.append(found[1] if found else None)
+        self._matches[(task, split)] = matched
+        used = set(matched)
+        unused = sorted(k for t, k in self.predictions if t == task and k not in used)
+        if unused and self.rank == 0:
+            logger.warning(f"replay: {len(unused)} prediction(s) for {task} match no document of its dataset: {_shown(unused)}")
+        return matched
 
     def generate_until(self, requests) -> list[str]:
         answers, missing = [], defaultdict(list)
         for request in requests:
             context, gen_kwargs, _doc_to_visual, doc_id, task, split = request.args
-            self._report_unknown_ids(task, split)
-            key = self._doc_key(task, self.task_dict[task][split][doc_id], doc_id)
-            logged_prompt = self.logged_prompts.get((task, key))
+            match = self._match_task(task, split)[doc_id]
+            logged_prompt = self.logged_prompts.get((task, match)) if match else None
             if logged_prompt is not None and logged_prompt != context:
                 raise ValueError(
                     f"replay: the logged sample for {task} doc_id {doc_id} was made with another prompt than this run's "
                     "(different data, data folder or task version); re-score on the data the samples came from"
                 )
-            if (task, key) not in self.predictions:
-                missing[task].append(key)
-            answers.append(self.predictions.get((task, key), ""))
+            if match is None:
+                missing[task].append(document_key(self.task_dict[task][split][doc_id], doc_id))
+                answers.append("")
+            else:
+                answers.append(self.predictions[(task, match)])
             self.cache_hook.add_partial("generate_until", (context, gen_kwargs), answers[-1])
-        for task, ids in missing.items():
-            message = f"replay: no prediction for {len(ids)} document(s) of {task}: {_shown(ids)}"
+        for task, keys in missing.items():
+            message = f"replay: no prediction for {len(keys)} document(s) of {task}: {_shown(keys)}"
             if self.on_missing == "error":
                 raise ValueError(message + " (pass on_missing=empty to score them as empty answers)")
             logger.warning(message + "; scored as empty answers")
