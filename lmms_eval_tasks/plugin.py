@@ -78,4 +78,7 @@ def register():
         from loguru import logger
 
         logger.error(f"{error}" if isinstance(error, PluginCompatibilityError) else f"lmms-eval-audio-plugin could not add its task folder ({error!r}); pass --include_path {TASKS_DIR}")
+    from lmms_eval_tasks.printed_table import install_printed_table_filter  # printed table: numbers only for our tasks
+
+    install_printed_table_filter()
     return [ModelManifest(model_id=name, simple_class_path=path) for name, path in MODEL_CLASSES.items()]
