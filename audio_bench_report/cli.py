@@ -61,6 +61,8 @@ def run_warnings(runs: list[Run], sections: list[Section]) -> list[str]:
             warnings.append(f"{run.label}: run with --limit {run.limit}: partial results, not comparable with full test-set numbers (mark L).")
         if "S" in marks:
             warnings.append(f"{run.label}: some tasks ran on fewer documents than the full test set, e.g. the shipped sample (mark S).")
+        if run.notes:
+            warnings.append(f"{run.label}: several results files hold the same tasks; the newest was used for each ({len(run.notes)} passed over, see runs.csv).")
     tasks = sorted({t for run in runs for t in run.tasks})
     for task in tasks:
         signatures = {run.label: run.tasks[task].metrics.get("signature") for run in runs if task in run.tasks}

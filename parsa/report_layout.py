@@ -9,7 +9,9 @@ Tables:
 - ``parsa_detail``: one row per run and task: score, CI, scored / excluded / refused, majority baseline,
   normalised score (score − b)/(1 − b) with its CI, and the strict score (excluded items counted wrong);
 - ``parsa_asr`` (Table 3): refusal %, mean and median WER, mean CER, repetition %, WERfix;
-- ``parsa_dimensions`` (Figure 3): per dimension, the mean normalised score over the tasks with a baseline.
+- ``parsa_dimensions`` (Figure 3): per dimension, the mean normalised score over the tasks with a baseline;
+- ``parsa_settings`` (Table 4 and §6.4-6.5), when a run includes setting variants (``parsa_vazn_text`` ...): the
+  headline metric per setting, with the audio − text gap.
 
 Figures: normalised score per task with CI bars grouped by dimension; exclusions and refusals per task.
 Labels are English task names (no Persian text is drawn). This module needs no lmms-eval.
@@ -155,6 +157,41 @@ def dimensions_table(runs: list[Run], published: dict, context: Context) -> Tabl
     return assemble(table, runs, cells, published, context)
 
 
+#: lmms-eval task-name suffix of each setting (``parsa_vazn_text`` ...), paper §6.3-6.5.
+SETTING_SUFFIX = {"audio": "", "text": "_text", "audio_ref": "_audio_ref", "fewshot": "_fewshot", "cot": "_cot"}
+
+
+def settings_table(runs: list[Run], published: dict, context: Context) -> Table | None:
+    """Headline metric per setting for every task a run ran in more than the audio setting (paper Table 4: audio vs
+    text, gap = audio − text; §6.4-6.5: audio + reference text, few-shot, chain of thought); ``None`` if none did."""
+    columns = [Column("audio", "audio", digits=3, show_n=True), Column("text", "text", digits=3, show_n=True), Column("gap", "gap audio − text", digits=3),
+               Column("audio_ref", "audio + ref. text", digits=3, show_n=True), Column("fewshot", "few-shot", digits=3, show_n=True),
+               Column("cot", "CoT", digits=3, show_n=True)]  # fmt: skip
+    table = Table("parsa_settings", "PARSA-Bench settings: audio vs text (paper Table 4), audio + reference text, few-shot, CoT", columns)
+    for run in runs:
+        for task in ORDER:
+            if not any(run.get(f"{TASK_PREFIX}{task}{suffix}") for setting, suffix in SETTING_SUFFIX.items() if setting != "audio"):
+                continue
+            metric = TASKS[task].headline_metric
+            cells = {s: metric_cell(run, f"{TASK_PREFIX}{task}{suffix}", metric, published, context, exclusions=True, n_metric="scored", ci_metric=f"{metric}_ci95")
+                     for s, suffix in SETTING_SUFFIX.items()}  # fmt: skip
+            audio, text = cells["audio"], cells["text"]
+            gap = Cell(text="–")
+            if audio.value is not None and text.value is not None:
+                gap = Cell(value=audio.value - text.value, marks=ordered([*audio.marks, *text.marks]))
+            cells["gap"] = gap
+            table.rows.append(Row(run.label, "run", cells, f"{TASK_LABEL[task]} ({METRIC_LABEL.get(metric, metric)})"))
+    if not table.rows:
+        return None
+    for row in published.get("rows", []):
+        if "parsa_settings" in row.get("tables", []):
+            cells = {key: Cell(value=float(value)) for key, value in row["values"].items()}
+            source = f"{published['paper_short']}, arXiv {published['arxiv']}, {row['table']}"
+            table.rows.append(Row(f"{row['model']} (paper)", "published", cells, f"{TASK_LABEL[row['task']]}; {source}"))
+    table.notes = ["Same headline metric as Table 2 in every setting; '–' where the run did not include that setting's task (parsa_<task>_text, _audio_ref, _fewshot, _cot)."]
+    return table
+
+
 def _normalised_plot(runs: list[Run]):
     def draw(stem):
         plt = pyplot()
@@ -206,6 +243,9 @@ def build(runs: list[Run], context: Context) -> Section | None:
     if any(run.get("parsa_asr") for run in runs):
         section.tables.append(asr_table(runs, published, context))
     section.tables.append(dimensions_table(runs, published, context))
+    settings = settings_table(runs, published, context)
+    if settings is not None:
+        section.tables.append(settings)
     section.plots.append(Plot("parsa_normalised_score", "PARSA-Bench normalised score (s − b)/(1 − b) per task with 95% CI bars, grouped by dimension "
                                                          "(tasks with a majority baseline; ASR, translation and NER have none).", _normalised_plot(runs)))  # fmt: skip
     section.notes += [published["note"], f"Full test-set sizes: {published['test_set_size_source']}."]

@@ -54,8 +54,9 @@ def runs(tmp_path_factory, lmms_eval_cli):
     answers = {**_text_twin_gold(), "parsa_intent": gold("intent"), "parsa_vazn": gold("vazn"), "parsa_asr": gold("asr"), "parsa_gender": gold("gender")}
     for task, (item, answer) in SPOILED.items():
         answers[task][item] = answer
+    answers["parsa_vazn_text"] = {**gold("vazn"), "vazn_03": '{"answer": 1}'}  # gold option 3: one wrong of 6
     write_predictions(predictions_a / "ours.jsonl", answers)
-    tasks_a = "mcga_asr,mcga_s2tt,mcga_sec,mcga_sqa,mcga_su,mcga_sr,mcga_sqa_text,mcga_su_text,mcga_sr_text,parsa_intent,parsa_vazn,parsa_asr,parsa_gender"
+    tasks_a = "mcga_asr,mcga_s2tt,mcga_sec,mcga_sqa,mcga_su,mcga_sr,mcga_sqa_text,mcga_su_text,mcga_sr_text,parsa_intent,parsa_vazn,parsa_asr,parsa_gender,parsa_vazn_text"
     results_a, log_a = lmms_eval(lmms_eval_cli, env, root / "out_a", tasks_a, "replay", f"predictions={predictions_a}")
     # Model B: --limit 2 on four tasks.
     rows = mcga_data.load_task_rows("asr", data_dir=mcga_data.SAMPLE_DATA_DIR)
@@ -107,6 +108,11 @@ def test_table_values_are_the_results_json_values(runs):
     [detail] = [r for r in table(report, "parsa_detail") if r["label"] == "A" and "Metre" in r["detail"]]
     b_vazn = a["parsa_vazn"]["majority_baseline,none"]
     assert float(detail["normalised"]) == pytest.approx((1.0 - b_vazn) / (1 - b_vazn)) and detail["excluded"] == "1.0"
+    [settings] = [r for r in table(report, "parsa_settings") if r["label"] == "A"]
+    assert float(settings["text"]) == a["parsa_vazn_text"]["accuracy,none"] == pytest.approx(5 / 6) and settings["text_n"] == "6"
+    assert float(settings["gap"]) == pytest.approx(1.0 - 5 / 6) and settings["fewshot"] == "–"
+    [paper] = [r for r in table(report, "parsa_settings") if r["kind"] == "paper" and r["detail"].startswith("Metre")]
+    assert (float(paper["audio"]), float(paper["text"])) == (0.196, 0.102) and paper["detail"].endswith("PARSA-Bench, arXiv 2603.14456, Table 4")
     b_row = row(table(report, "parsa_main"), "run", "B")
     assert float(b_row["vazn"]) == b["parsa_vazn"]["accuracy,none"]
     mmac = json.loads(MMAC_RESULTS.read_text(encoding="utf-8"))["results"]
@@ -226,6 +232,8 @@ def test_newest_results_file_per_task_wins_and_the_other_is_named(runs, tmp_path
     [run] = read_runs(folder)
     assert run.tasks["mcga_asr"].number("cer_official") == runs["b"]["mcga_asr"]["cer_official,none"]
     assert any("20000101_000000_results.json passed over" in note for note in run.notes)
+    warnings = write_report([folder], tmp_path / "rep")["warnings"]
+    assert any("the newest was used for each" in w for w in warnings)
 
 
 def test_breakdowns_with_group_sizes_are_read_in_either_shape(runs, tmp_path):
