@@ -32,11 +32,12 @@ def layout_modules(runs: list[Run]) -> tuple[list, list[str]]:
             if package in modules:
                 continue
             name = f"{package}.report_layout"
-            try:
-                found = importlib.util.find_spec(name) is not None
+            try:  # find the package without importing it: only a package that ships report_layout.py is imported
+                spec = importlib.util.find_spec(package)
             except (ImportError, ValueError):
-                found = False
-            if found:
+                spec = None
+            locations = list(spec.submodule_search_locations or []) if spec is not None else []
+            if any((Path(location) / "report_layout.py").is_file() for location in locations):
                 modules[package] = importlib.import_module(name)
             elif task not in uncovered:
                 uncovered.append(task)

@@ -85,4 +85,4 @@ def grouped_bars(ax, categories: list[str], series: list[tuple[str, list[float |
     ax.set_xticks(range(len(categories)))
     ax.set_xticklabels([safe_label(c) for c in categories])
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=7, frameon=False)
+    ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))

@@ -135,13 +135,14 @@ def html_table(table: Table) -> str:
     details = _mark_details(table)
     if details:
         notes += "<li>Why: " + html.escape("; ".join(details)) + "</li>"
-    return f'<h3 id="{table.key}">{html.escape(table.title)}</h3>\n<table><thead><tr>{header}</tr></thead><tbody>{"".join(rows)}</tbody></table>\n<ul class="notes">{notes}</ul>\n'
+    return f'<h3 id="{table.key}">{html.escape(table.title)}</h3>\n<div class="scroll"><table><thead><tr>{header}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>\n<ul class="notes">{notes}</ul>\n'
 
 
 _CSS = """body{font-family:DejaVu Sans,Arial,sans-serif;margin:1.5em;max-width:110em}table{border-collapse:collapse;margin:.5em 0;font-size:.85em}
 td,th{border:1px solid #999;padding:.2em .45em;text-align:right}th{background:#eee;text-align:left}td.detail{text-align:left;color:#555;max-width:22em;font-size:.85em}
 tr.published th{font-style:italic}tr.comparison{color:#444;background:#f7f7f7}sup{color:#a00;font-weight:bold}ul.notes{font-size:.8em;color:#333}
-figure{margin:1em 0}figcaption{font-size:.85em;color:#333}img{max-width:100%;border:1px solid #ccc}.warn{background:#fee;border:1px solid #c00;padding:.5em}"""
+figure{margin:1em 0}figcaption{font-size:.85em;color:#333}img{max-width:100%;border:1px solid #ccc}.warn{background:#fee;border:1px solid #c00;padding:.5em}
+div.scroll{overflow-x:auto}"""
 
 
 def html_page(title: str, runs_html: str, sections: list[tuple[Section, dict[str, list[Path]]]], warnings: list[str]) -> str:

@@ -119,7 +119,8 @@ def _tradeoff_plot(runs: list[Run], published: dict, context: Context):
     def draw(stem):
         plt = pyplot()
         fig, ax = plt.subplots(figsize=(5.6, 4.2))
-        for index, row in enumerate(r for r in published["rows"] if "mmac_main" in r["tables"]):
+        paper = sorted((r for r in published["rows"] if "mmac_main" in r["tables"]), key=lambda r: r["values"]["coverage"])
+        for index, row in enumerate(paper):  # neighbours by Coverage get their labels above / below the point in turn
             x, y = row["values"]["coverage"], row["values"]["precision"]
             ax.scatter(x, y, marker=MARKERS[index % len(MARKERS)], facecolors="white", edgecolors="0.4", s=36)
             ax.annotate(safe_label(row["model"]), (x, y), xytext=(4, 4 if index % 2 == 0 else -9), textcoords="offset points", fontsize=6, color="0.35")

@@ -226,7 +226,7 @@ def _normalised_plot(runs: list[Run]):
         ax.set_xticks(range(len(tasks)))
         ax.set_xticklabels([TASK_LABEL[t] for t in tasks], rotation=35, ha="right")
         ax.set_ylabel("normalised score (s − b)/(1 − b)")
-        ax.legend(fontsize=7, frameon=False, loc="lower right")
+        ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         return save(fig, stem)
 
     return draw
