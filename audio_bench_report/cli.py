@@ -18,7 +18,7 @@ from pathlib import Path
 
 from audio_bench_report import health, render
 from audio_bench_report.runs import ReportInputError, Run, read_runs
-from audio_bench_report.tables import ALL_MARKS, Context, Section
+from audio_bench_report.tables import ALL_MARKS, Context, Section, load_published
 
 TITLE = "Audio benchmark report"
 
@@ -118,6 +118,15 @@ def write_report(folders: list[str | Path], out: str | Path, names: list[str] | 
     if unknown:
         raise ReportInputError(f"--same-model names run(s) {unknown} that are not among the runs: {[r.label for r in runs]}")
     modules, uncovered = layout_modules(runs)
+    known = set()
+    for module in modules:
+        try:
+            known |= set(load_published(module.__name__.rsplit(".", 1)[0]).get("models") or {})
+        except FileNotFoundError:
+            pass
+    wrong = sorted(model for model in context.same_model.values() if model not in known)
+    if wrong:
+        raise ReportInputError(f"--same-model names {wrong}, not a model of these benchmarks' papers; known: {', '.join(sorted(known))}")
     sections = [s for s in (module.build(runs, context) for module in modules) if s is not None]
     sections.append(health.build(runs, context))
 

@@ -256,5 +256,7 @@ def test_command_line_writes_the_report_and_rejects_a_folder_without_results(run
     (tmp_path / "empty").mkdir()
     assert report_main([str(tmp_path / "empty"), "--out", str(tmp_path / "r2")]) == 2
     assert "no lmms-eval *_results.json below this folder" in capsys.readouterr().err
+    assert report_main([str(runs["root"] / "out_b"), "--out", str(tmp_path / "r3"), "--name", "B", "--same-model", "B=Qwen-7B"]) == 2
+    assert "not a model of these benchmarks' papers" in capsys.readouterr().err
     code = subprocess.run([sys.executable, "-m", "audio_bench_report", "--help"], capture_output=True, text=True, check=False).returncode
     assert code == 0
