@@ -25,6 +25,7 @@ demo: setup
 	$(BIN)/mcga-report out/demo/mcga
 	$(OFFLINE) $(BIN)/lmms-eval --tasks parsa_speech_understanding,parsa_paralinguistic,parsa_cultural --model faster_whisper --model_args language=fa \
 		--output_path out/demo/parsa --log_samples --verbosity DEBUG
+	$(BIN)/audio-bench-report out/demo/mcga out/demo/parsa --out out/demo/report
 
 test: setup
 	$(OFFLINE) $(BIN)/python -m pytest -q

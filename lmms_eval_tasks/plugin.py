@@ -78,7 +78,9 @@ def register():
         from loguru import logger
 
         logger.error(f"{error}" if isinstance(error, PluginCompatibilityError) else f"lmms-eval-audio-plugin could not add its task folder ({error!r}); pass --include_path {TASKS_DIR}")
+    from lmms_eval_tasks.printed_table import install_printed_table_filter
     from lmms_eval_tasks.responses import write_results_as_valid_utf8
 
     write_results_as_valid_utf8()  # samples holding lone surrogates are written, not lost
+    install_printed_table_filter()  # printed table: numbers only for our tasks; the JSON keeps everything
     return [ModelManifest(model_id=name, simple_class_path=path) for name, path in MODEL_CLASSES.items()]

@@ -1,0 +1,86 @@
+"""The benchmark-neutral "health" part of the report: per run and task, documents scored against the task's
+data and the benchmark's full test set, judge failures, exclusions, refusals, empty/failed outputs, the marks
+these give and why; and a figure of those counts per task.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from audio_bench_report.plots import GREYS, HATCHES, pyplot, safe_label, save
+from audio_bench_report.runs import PROBLEM_COUNT, Run, _judge_failures, is_number, task_health
+from audio_bench_report.tables import Cell, Column, Context, Plot, Row, Section, Table, load_published
+
+
+@cache
+def full_sizes(package: str) -> dict:
+    """``test_set_size`` of ``<package>/published.json``; ``{}`` when the package ships none."""
+    try:
+        return load_published(package).get("test_set_size") or {}
+    except (ModuleNotFoundError, FileNotFoundError, ValueError):
+        return {}
+
+
+def _problem_count(result) -> float:
+    return sum(v for m, v in result.metrics.items() if PROBLEM_COUNT.search(m) and is_number(v) and not m.startswith("judge"))
+
+
+def counts(result) -> dict[str, float]:
+    """``{"judge failed", "excluded", "refused", "empty/failed"}`` counts of one task (0 where not reported)."""
+    return {"judge failed": _judge_failures(result), "excluded": result.number("excluded") or 0, "refused": result.number("refused") or 0,
+            "empty/failed": _problem_count(result)}  # fmt: skip
+
+
+def _scored_tasks(run: Run) -> list[str]:
+    # groups carry no n-samples entry and (usually) no metrics of their own
+    return [t for t, r in sorted(run.tasks.items()) if r.n_effective is not None]
+
+
+def build(runs: list[Run], context: Context) -> Section:
+    columns = [Column("docs", "docs scored", digits=0), Column("of", "docs in data", digits=0), Column("full", "full test set", digits=0),
+               Column("judge_failed", "judge failed", digits=0), Column("excluded", "excluded", digits=0), Column("refused", "refused", digits=0),
+               Column("empty_failed", "empty/failed/echo", digits=0), Column("marks", "marks"), Column("why", "why")]  # fmt: skip
+    table = Table("health", "Run health per task: documents, judge failures, exclusions, empty or failed outputs", columns, latex=False)
+    for run in runs:
+        for task in _scored_tasks(run):
+            result = run.tasks[task]
+            full = full_sizes(task.split("_", 1)[0]).get(task)
+            state = task_health(result, full, context.exclusion_threshold)
+            count = counts(result)
+            row = {"docs": Cell(value=result.n_effective), "of": Cell(value=result.n_original), "full": Cell(value=full, text="?"),
+                   "judge_failed": Cell(value=count["judge failed"]), "excluded": Cell(value=count["excluded"]), "refused": Cell(value=count["refused"]),
+                   "empty_failed": Cell(value=count["empty/failed"]), "marks": Cell(text=" ".join(state.marks()) or "–"),
+                   "why": Cell(text="; ".join(e.split(": ", 1)[-1] for e in state.explanations()) or "–")}  # fmt: skip
+            table.rows.append(Row(run.label, "run", row, task))
+    table.notes = ["'full test set' from the benchmark's published.json ('?' where the paper does not state it). Every mark on a cell of the tables above comes from this row of its task."]
+    section = Section("health", "Run health (all benchmarks)", [table])
+    section.plots.append(Plot("judge_failures_and_exclusions", "Judge failures, excluded, refused and empty/failed outputs per task and run (bar end: 'of n' documents).", _plot(runs)))
+    return section
+
+
+def _plot(runs: list[Run]):
+    def draw(stem):
+        plt = pyplot()
+        tasks = sorted({t for run in runs for t in _scored_tasks(run)})
+        kinds = ("judge failed", "excluded", "refused", "empty/failed")
+        fig, axes = plt.subplots(1, len(runs), figsize=(3.4 * len(runs) + 1.6, 0.24 * len(tasks) + 1.5), sharey=True, squeeze=False)
+        for ax, run in zip(axes[0], runs):
+            left = [0.0] * len(tasks)
+            for index, kind in enumerate(kinds):
+                values = [counts(run.tasks[t])[kind] if t in run.tasks else 0.0 for t in tasks]
+                ax.barh(range(len(tasks)), values, left=left, color=GREYS[index + 1], edgecolor="black", hatch=HATCHES[index + 1], linewidth=0.6, label=kind)
+                left = [a + b for a, b in zip(left, values)]
+            for y, task in enumerate(tasks):
+                result = run.tasks.get(task)
+                ax.annotate("not run" if result is None else f"of {result.n_effective}", (left[y], y), xytext=(2, 0), textcoords="offset points", va="center", fontsize=6)
+            ax.set_title(safe_label(run.label), fontsize=8)
+            ax.set_xlabel("count")
+            ax.set_xlim(0, max(max(left) * 1.35, 1))
+        axes[0][0].set_yticks(range(len(tasks)))
+        axes[0][0].set_yticklabels([safe_label(t) for t in tasks], fontsize=7)
+        axes[0][0].invert_yaxis()
+        axes[0][-1].legend(fontsize=6, frameon=False, loc="lower right")
+        fig.suptitle("Judge failures, exclusions, refusals and empty/failed outputs per task", fontsize=9)
+        return save(fig, stem)
+
+    return draw
