@@ -27,7 +27,7 @@ from lmms_eval_tasks.printed_table import NOT_COMPUTED, readable_results
 from mcga import data as mcga_data
 from tests.conftest import FIXTURES
 from tests.test_cli_end_to_end import lmms_eval
-from tests.test_parsa_cli import gold, write_predictions
+from tests.test_parsa_cli import gold
 
 pytestmark = pytest.mark.cli
 OFFICIAL = json.loads((FIXTURES / "official_runner_rows" / "expected_official.json").read_text(encoding="utf-8"))
@@ -38,7 +38,13 @@ FIGURES = ["mcga_cer_by_genre", "mcga_cer_by_dynasty", "parsa_normalised_score",
 
 def _text_twin_gold() -> dict:
     fields = {"sqa": "sqa_a", "su": "su_a", "sr": "sr_a"}
-    return {f"mcga_{t}_text": {row["id"]: row[fields[t]] for row in mcga_data.load_task_rows(t, data_dir=mcga_data.SAMPLE_DATA_DIR)} for t in fields}
+    return {f"mcga_{t}_text": {row[mcga_data.DOC_KEY_FIELD]: row[fields[t]] for row in mcga_data.load_task_rows(t, data_dir=mcga_data.SAMPLE_DATA_DIR)} for t in fields}
+
+
+def write_predictions(path, answers: dict[str, dict[str, str]]) -> None:
+    """Replay rows: MCGA answers by document key (ids repeat across speakers), PARSA answers by id."""
+    rows = [{"task": task, "key" if task.startswith("mcga") else "id": i, "response": r} for task, by_key in answers.items() for i, r in by_key.items()]
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +66,7 @@ def runs(tmp_path_factory, lmms_eval_cli):
     results_a, log_a = lmms_eval(lmms_eval_cli, env, root / "out_a", tasks_a, "replay", f"predictions={predictions_a}")
     # Model B: --limit 2 on four tasks.
     rows = mcga_data.load_task_rows("asr", data_dir=mcga_data.SAMPLE_DATA_DIR)
-    answers_b = {"mcga_asr": {r["id"]: r["asr"] for r in rows}, "mcga_su": {r["id"]: "A" for r in mcga_data.load_task_rows("su", data_dir=mcga_data.SAMPLE_DATA_DIR)},
+    answers_b = {"mcga_asr": {r[mcga_data.DOC_KEY_FIELD]: r["asr"] for r in rows}, "mcga_su": {r[mcga_data.DOC_KEY_FIELD]: "A" for r in mcga_data.load_task_rows("su", data_dir=mcga_data.SAMPLE_DATA_DIR)},
                  "parsa_vazn": {i: '{"answer": 1}' for i in gold("vazn")}, "parsa_intent": gold("intent")}  # fmt: skip
     write_predictions(root / "predictions_b.jsonl", answers_b)
     results_b, _ = lmms_eval(lmms_eval_cli, env, root / "out_b", "mcga_asr,mcga_su,parsa_vazn,parsa_intent", "replay", f"predictions={root / 'predictions_b.jsonl'}", "--limit", "2")
@@ -97,7 +103,7 @@ def test_table_values_are_the_results_json_values(runs):
     by_genre = a["mcga_asr"]["cer_official_by_genre,none"]
     by_genre = {g: (v["cer"] if isinstance(v, dict) else v) for g, v in by_genre.items()}
     assert float(genre["genre_shi"]) == pytest.approx(by_genre["诗"]) and float(genre["genre_fu"]) == pytest.approx(by_genre["赋"])
-    assert float(genre["total"]) == a["mcga_asr"]["cer_official,none"] and genre["total_n"] == "10"
+    assert float(genre["total"]) == a["mcga_asr"]["cer_official,none"] and genre["total_n"] == str(len(mcga_data.load_task_rows("asr", data_dir=mcga_data.SAMPLE_DATA_DIR)))  # 14 clips
     parsa = row(table(report, "parsa_main"), "run", "A")
     # vazn: vazn_02 answered option 99 -> excluded; the other 5 gold -> accuracy 1 over n = 5 scored.
     assert float(parsa["vazn"]) == a["parsa_vazn"]["accuracy,none"] == 1.0 and parsa["vazn_n"] == "5"
