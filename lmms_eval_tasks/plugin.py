@@ -103,7 +103,7 @@ def _unknown_task_hint(message: str) -> str | None:
         return None
     import difflib
 
-    from lmms_eval_tasks.list import benchmarks
+    from lmms_eval_tasks.listing import benchmarks
 
     missing = message[len("Tasks not found: ") :].split(". Try ")[0]
     ours = [entry.name for entries in benchmarks().values() for entry in entries]
@@ -138,6 +138,9 @@ def _prefer_task_name_over_empty_folder(args) -> None:
 def _exit_nonzero_on_failure(cli_evaluate_single):
     @functools.wraps(cli_evaluate_single)
     def run_one(args=None, *rest, **kwargs):
+        from loguru import logger
+
+        logger.info("lmms-eval-audio-plugin: a failed run exits 1 with its cause as the last line (lmms_eval_tasks/plugin.py)")
         _prefer_task_name_over_empty_folder(args)
         try:
             return cli_evaluate_single(args, *rest, **kwargs)

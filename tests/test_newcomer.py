@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from lmms_eval_tasks import TASKS_DIR, plugin
-from lmms_eval_tasks import list as task_list
+from lmms_eval_tasks import listing as task_list
 from mcga import report
 from tests.conftest import ROOT
 

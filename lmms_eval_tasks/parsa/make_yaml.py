@@ -29,7 +29,7 @@ SETTING_WORDS = {
     "cot": "chain of thought: a reasoning field before the answer field (paper §6.5)",
 }
 DIMENSION_GROUPS = {dimension: f"parsa_{dimension}" for dimension in DIMENSIONS}
-#: One line per task for listings (``python -m lmms_eval_tasks.list``), written as ``# description:`` lines.
+#: One line per task for listings (``python -m lmms_eval_tasks.listing``), written as ``# description:`` lines.
 DESCRIPTIONS = {
     "asr": "transcribe Persian speech (WER)",
     "s2tt_fa_en": "translate Persian speech into English (COMET, chrF++, BLEU)",

@@ -1,4 +1,4 @@
-"""``lmms-eval-audio-tasks`` (or ``python -m lmms_eval_tasks.list``): our task and group names, grouped by
+"""``lmms-eval-audio-tasks`` (or ``python -m lmms_eval_tasks.listing``): our task and group names, grouped by
 benchmark, each with its one-line description.
 
 lmms-eval 0.7.3 lists names only (``lmms-eval --tasks list``; ``lmms-eval tasks list`` shows ours only with
