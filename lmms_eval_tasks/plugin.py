@@ -143,6 +143,8 @@ def _exit_nonzero_on_failure(cli_evaluate_single):
         logger.info("lmms-eval-audio-plugin: a failed run exits 1 with its cause as the last line (lmms_eval_tasks/plugin.py)")
         _prefer_task_name_over_empty_folder(args)
         try:
+            if args is not None and not getattr(args, "tasks", None):  # lmms-eval: "Need to specify task", exit 0
+                raise ValueError("no --tasks given: name tasks or groups, e.g. --tasks mcga_asr (ours: lmms-eval-audio-tasks; all: lmms-eval --tasks list)")
             return cli_evaluate_single(args, *rest, **kwargs)
         except Exception as error:
             sys.stdout.flush()

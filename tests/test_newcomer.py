@@ -59,7 +59,10 @@ def test_a_failed_run_exits_1_with_the_cause_last_and_a_good_run_returns(capsys)
     assert not isinstance(exit_info.value, Exception)  # so lmms-eval's `except Exception` cannot swallow it
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == "lmms-eval run failed: ValueError: boom second line"
-    assert err[0] == "Traceback (most recent call last):"
+    assert "Traceback (most recent call last):" in err
+    with pytest.raises(SystemExit):
+        wrapped(Namespace(tasks=None))
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("lmms-eval run failed: ValueError: no --tasks given")
 
 
 def test_the_cli_module_is_wrapped_once_it_is_loaded():
