@@ -1,11 +1,11 @@
 # Two commands for a fresh machine: `make demo` (the main job on the shipped sample) and `make test`.
-# (The demo names the six MCGA tasks and the three PARSA dimension groups instead of the groups `mcga` and
-# `parsa`: in this folder lmms-eval would read `--tasks mcga` as the folder mcga/, see README.)
-# Both create .venv with the CPU-only install first. Other Python: make PYTHON=python3.12 ...
-# CPU torch from another index: make setup TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu"
+# Both create .venv first. torch: scripts/install_torch.py tries the PyTorch CPU index (TORCH_INDEX), falls
+# back to pip's configured index if that fails, and prints which build it got (CPU-only or CUDA).
+# Other Python: make PYTHON=python3.12 ...   Only pip's own index: make setup TORCH_INDEX=
+# `make demo` can be run again: mcga-report reads the newest run of each task in out/demo/mcga.
 PYTHON ?= python3
 VENV ?= .venv
-TORCH_PIP_ARGS ?=
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 BIN := $(VENV)/bin
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 
@@ -14,17 +14,15 @@ setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml requirements/cpu-constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet torch==2.13.0 $(TORCH_PIP_ARGS)
+	$(BIN)/python scripts/install_torch.py --version 2.13.0 --index-url "$(TORCH_INDEX)"
 	$(BIN)/pip install --quiet -c requirements/cpu-constraints.txt -e ".[test]"
 	$(BIN)/pip uninstall --quiet --yes torchvision
 	touch $@
 
 demo: setup
-	$(OFFLINE) $(BIN)/lmms-eval --tasks mcga_asr,mcga_s2tt,mcga_sec,mcga_sqa,mcga_su,mcga_sr --model faster_whisper --model_args language=zh \
-		--output_path out/demo/mcga --log_samples --verbosity DEBUG
+	$(OFFLINE) $(BIN)/lmms-eval --tasks mcga --model faster_whisper --output_path out/demo/mcga --log_samples
 	$(BIN)/mcga-report out/demo/mcga
-	$(OFFLINE) $(BIN)/lmms-eval --tasks parsa_speech_understanding,parsa_paralinguistic,parsa_cultural --model faster_whisper --model_args language=fa \
-		--output_path out/demo/parsa --log_samples --verbosity DEBUG
+	$(OFFLINE) $(BIN)/lmms-eval --tasks parsa --model faster_whisper --output_path out/demo/parsa --log_samples
 	$(BIN)/audio-bench-report out/demo/mcga out/demo/parsa --out out/demo/report
 
 test: setup

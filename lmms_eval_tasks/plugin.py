@@ -3,11 +3,17 @@
 lmms-eval 0.7 loads the entry-point group ``lmms_eval.models`` when ``lmms_eval.models`` is imported,
 which its CLI does (through ``lmms_eval.evaluator``) before it builds the task index. It has no task
 entry point, and ``LMMS_EVAL_PLUGINS`` is read after the index is built. So :func:`register`, our entry
-point, does two things:
+point, does three things:
 
 1. wraps ``TaskManager.initialize_tasks`` so that every task index also covers
    :data:`lmms_eval_tasks.TASKS_DIR` (added once; a user's ``--include_path`` pointing there too is fine);
-2. returns the manifests of our models ``faster_whisper`` and ``replay``.
+2. returns the manifests of our models ``faster_whisper`` and ``replay``, and lists them where
+   ``lmms-eval models`` looks (the ``AVAILABLE_SIMPLE_MODELS`` table, as lmms-eval does for its own
+   ``LMMS_EVAL_PLUGINS`` models);
+3. when the ``lmms-eval`` CLI is running, wraps ``lmms_eval.__main__.cli_evaluate_single`` (one run) so that
+   a failed run exits with status 1 and its cause as the last line (see :func:`exit_nonzero_on_failed_run`),
+   and so that ``--tasks NAME`` means the task or group ``NAME`` when a folder ``NAME`` without task YAML
+   happens to be in the working directory (the repository root holds the packages ``mcga/`` and ``parsa/``).
 
 If lmms-eval changes underneath (no ``initialize_tasks(include_path=...)``), an error saying so is logged
 and the models are still registered; ``--include_path <TASKS_DIR>`` then remains the way in.
@@ -17,8 +23,12 @@ This is the only module that touches lmms-eval internals for discovery.
 from __future__ import annotations
 
 import functools
+import glob
 import inspect
 import os
+import sys
+import traceback
+import types
 
 from lmms_eval_tasks import TASKS_DIR
 
@@ -68,6 +78,136 @@ def add_tasks_dir_to_task_index() -> None:
     TaskManager.initialize_tasks = initialize_tasks
 
 
+# --- CLI runs: exit status and last line of a failed run; task names before same-named folders ------------
+# lmms-eval 0.7.3's cli_evaluate catches every exception of a run (cli_evaluate_single), prints it and exits
+# 0 unless --verbosity DEBUG; a tenacity RetryError hides the real error ~40 lines up. SystemExit is not an
+# Exception, so raising it from inside cli_evaluate_single ends the process past that handler.
+
+
+def root_cause(error: BaseException) -> BaseException:
+    """The error behind tenacity's ``RetryError`` wrappers (lmms-eval retries ``download``/``process_results``)."""
+    seen = set()
+    while id(error) not in seen:
+        seen.add(id(error))
+        last_attempt = getattr(error, "last_attempt", None)  # tenacity.RetryError
+        inner = last_attempt.exception() if last_attempt is not None and hasattr(last_attempt, "exception") else None
+        if inner is None:
+            break
+        error = inner
+    return error
+
+
+def _unknown_task_hint(message: str) -> str | None:
+    """For lmms-eval's ``Tasks not found: a, b. Try ...``: the names, close names of ours, and where to list them."""
+    if not message.startswith("Tasks not found: "):
+        return None
+    import difflib
+
+    from lmms_eval_tasks.listing import benchmarks
+
+    missing = message[len("Tasks not found: ") :].split(". Try ")[0]
+    ours = [entry.name for entries in benchmarks().values() for entry in entries]
+    close = sorted({m for name in missing.split(", ") for m in difflib.get_close_matches(name.strip(), ours, n=3, cutoff=0.8)})
+    did_you_mean = f"; did you mean {', '.join(close)}?" if close else ""
+    return f"Tasks not found: {missing}{did_you_mean} (ours: lmms-eval-audio-tasks; all: lmms-eval --tasks list)"
+
+
+def failure_line(error: BaseException) -> str:
+    """One line naming the cause of a failed run: ``lmms-eval run failed: <Type>: <message>``."""
+    cause = root_cause(error)
+    message = " ".join(line.strip() for line in str(cause).splitlines() if line.strip())
+    try:
+        message = _unknown_task_hint(message) or message
+    except Exception:  # the hint is a nicety; the plain message is still right
+        pass
+    return f"lmms-eval run failed: {type(cause).__name__}: {message}" if message else f"lmms-eval run failed: {type(cause).__name__}"
+
+
+def _prefer_task_name_over_empty_folder(args) -> None:
+    """``--tasks mcga`` in a folder holding a folder ``mcga`` with no ``*.yaml``: lmms-eval 0.7.3 would read
+    the folder as task YAML (``os.path.isdir`` first) and find nothing. Such a folder cannot be a task
+    folder, so it is read as the name: ``NAME,NAME`` is no folder and matches the one task or group NAME."""
+    tasks = getattr(args, "tasks", None)
+    if isinstance(tasks, str) and tasks and "," not in tasks and os.path.isdir(tasks) and not glob.glob(os.path.join(glob.escape(tasks), "*.yaml")):
+        from loguru import logger
+
+        logger.info(f"--tasks {tasks}: ./{tasks} is a folder without task YAML here, so {tasks!r} is read as a task or group name")
+        args.tasks = f"{tasks},{tasks}"
+
+
+def _exit_nonzero_on_failure(cli_evaluate_single):
+    @functools.wraps(cli_evaluate_single)
+    def run_one(args=None, *rest, **kwargs):
+        from loguru import logger
+
+        logger.info("lmms-eval-audio-plugin: a failed run exits 1 with its cause as the last line (lmms_eval_tasks/plugin.py)")
+        _prefer_task_name_over_empty_folder(args)
+        try:
+            if args is not None and not getattr(args, "tasks", None):  # lmms-eval: "Need to specify task", exit 0
+                raise ValueError("no --tasks given: name tasks or groups, e.g. --tasks mcga_asr (ours: lmms-eval-audio-tasks; all: lmms-eval --tasks list)")
+            return cli_evaluate_single(args, *rest, **kwargs)
+        except Exception as error:
+            sys.stdout.flush()
+            traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
+            print(failure_line(error), file=sys.stderr, flush=True)
+            raise SystemExit(1) from error
+
+    run_one._lmms_eval_audio_plugin = True
+    return run_one
+
+
+def _wrap_cli_evaluate_single(module) -> None:
+    original = module.__dict__.get("cli_evaluate_single")
+    if callable(original) and not getattr(original, "_lmms_eval_audio_plugin", False):
+        module.cli_evaluate_single = _exit_nonzero_on_failure(original)
+
+
+class _WrapOnceLoaded(types.ModuleType):
+    """Class of ``lmms_eval.__main__`` while it is still importing (it imports the models, so this entry point,
+    before defining its functions). The CLI then fetches ``cli_evaluate`` from it (``lmms_eval.cli.dispatch``);
+    that first fetch wraps ``cli_evaluate_single`` and restores the plain module class."""
+
+    @property
+    def cli_evaluate(self):
+        namespace = self.__dict__
+        if "cli_evaluate" not in namespace:
+            raise AttributeError("cli_evaluate")
+        self.__class__ = types.ModuleType
+        _wrap_cli_evaluate_single(self)
+        return namespace["cli_evaluate"]
+
+
+def exit_nonzero_on_failed_run() -> None:
+    """When the ``lmms-eval`` CLI is running, make a failed run exit 1 with its cause as the last line.
+
+    Wraps ``lmms_eval.__main__.cli_evaluate_single`` (at once, or on the CLI's first fetch of ``cli_evaluate``
+    if that module is still importing): an exception of a run prints its traceback, then
+    :func:`failure_line` (the error behind tenacity's ``RetryError``), then raises ``SystemExit(1)``, with or
+    without ``--verbosity DEBUG``. Nothing is patched for the Python API (``lmms_eval.__main__`` not loaded).
+    """
+    module = sys.modules.get("lmms_eval.__main__")
+    if module is None:
+        return
+    if "cli_evaluate" in module.__dict__:
+        _wrap_cli_evaluate_single(module)
+    elif type(module) is types.ModuleType:
+        module.__class__ = _WrapOnceLoaded
+
+
+def list_models_for_lmms_eval_models_command(manifests) -> None:
+    """Put our models in the table ``lmms-eval models`` prints (it lists that table, not the entry points)."""
+    import lmms_eval.models as models
+
+    for manifest in manifests:
+        if manifest.simple_class_path:
+            models.AVAILABLE_SIMPLE_MODELS.setdefault(manifest.model_id, manifest.simple_class_path)
+        if manifest.chat_class_path:
+            models.AVAILABLE_CHAT_TEMPLATE_MODELS.setdefault(manifest.model_id, manifest.chat_class_path)
+
+
+# --- the entry point ------------------------------------------------------------------------------------------
+
+
 def register():
     """Entry point of group ``lmms_eval.models``: add our task folder, return our model manifests."""
     from lmms_eval.models.registry_v2 import ModelManifest
@@ -81,6 +221,18 @@ def register():
     from lmms_eval_tasks.printed_table import install_printed_table_filter
     from lmms_eval_tasks.responses import write_results_as_valid_utf8
 
-    write_results_as_valid_utf8()  # samples holding lone surrogates are written, not lost
-    install_printed_table_filter()  # printed table: numbers only for our tasks; the JSON keeps everything
-    return [ModelManifest(model_id=name, simple_class_path=path) for name, path in MODEL_CLASSES.items()]
+    manifests = [ModelManifest(model_id=name, simple_class_path=path) for name, path in MODEL_CLASSES.items()]
+    extras = (
+        exit_nonzero_on_failed_run,
+        functools.partial(list_models_for_lmms_eval_models_command, manifests),
+        write_results_as_valid_utf8,  # samples holding lone surrogates are written, not lost
+        install_printed_table_filter,  # printed table: numbers only for our tasks; the JSON keeps everything
+    )
+    for extra in extras:
+        try:
+            extra()
+        except Exception as error:  # an lmms-eval change here must not cost the models and tasks
+            from loguru import logger
+
+            logger.error(f"lmms-eval-audio-plugin: {getattr(extra, '__name__', 'listing our models')} failed ({error!r}); runs still work")
+    return manifests

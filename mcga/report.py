@@ -7,6 +7,10 @@ three tasks, paper eq. 1) is computed here, from the results JSON of a run that 
     mcga-report OUTPUT_PATH            # a results file, or a folder searched for *_results.json
     mcga-report OUTPUT_PATH --json     # machine-readable
 
+A folder that holds several runs of one task (e.g. ``make demo`` run twice into the same ``--output_path``)
+is read per task from the newest run (the results file's ``date``, lmms-eval's run timestamp); the older
+files are named in a printed note, never mixed in.
+
 CMC uses the official metrics (``f1_official`` for SQA/QA, ``acc_official`` for SU/LU and SR/LR); the same
 ratio over the strict accuracies is printed beside it as ``cmc_strict``.
 """
@@ -44,22 +48,51 @@ def find_results_files(paths: list[str | Path]) -> list[Path]:
     return files
 
 
-def collect_mcga_results(files: list[Path]) -> dict[str, dict]:
+def run_time(results: dict, file: Path) -> str:
+    """Sortable start time of the run behind a results file: its ``date`` (``YYYYMMDD_HHMMSS``, lmms-eval),
+    else the file name's prefix."""
+    return str(results.get("date") or file.name.split("_results.json")[0])
+
+
+def collect_mcga_results(files: list[Path], notes: list[str] | None = None) -> dict[str, dict]:
     """``{task: {metric: value}}`` for the ``mcga_*`` tasks in the files (filter suffix ``,none`` dropped).
 
+    A task found in several files is taken from the newest run (:func:`run_time`); each such choice is
+    appended to ``notes`` as one line naming the file used and the files left out.
+
     Raises:
-        ValueError: the same task appears in two files (pass the one you mean).
+        ValueError: the same task appears in two files of the same run time (pass the one you mean).
     """
     tasks: dict[str, dict] = {}
-    origin: dict[str, Path] = {}
+    origin: dict[str, tuple[str, Path]] = {}
+    older: dict[str, list[Path]] = {}
+    model_of: dict[Path, str] = {}
     for file in files:
-        for task, values in json.loads(file.read_text(encoding="utf-8")).get("results", {}).items():
+        results = json.loads(file.read_text(encoding="utf-8"))
+        when = run_time(results, file)
+        config = results.get("config") or {}
+        model_of[file] = f"{config.get('model')} ({config.get('model_args') or ''})"
+        for task, values in results.get("results", {}).items():
             if not task.startswith("mcga_"):
                 continue
             if task in tasks:
-                raise ValueError(f"task {task} is in both {origin[task]} and {file}; pass only one of them")
+                if when == origin[task][0]:
+                    raise ValueError(f"task {task} is in both {origin[task][1]} and {file}, runs of the same time {when}; pass only one of them")
+                if when < origin[task][0]:
+                    older.setdefault(task, []).append(file)
+                    continue
+                older.setdefault(task, []).append(origin[task][1])
             tasks[task] = {key.split(",")[0]: value for key, value in values.items() if "_stderr" not in key and key != "alias"}
-            origin[task] = file
+            origin[task] = (when, file)
+    if notes is not None:
+        choices: dict[tuple, list[str]] = {}
+        for task in sorted(older):
+            choices.setdefault((origin[task][1], tuple(sorted(older[task]))), []).append(task)
+        for (used, left_out), names in choices.items():
+            notes.append(f"note: {', '.join(names)} found in {len(left_out) + 1} runs; using the newest, {used}; left out: {', '.join(map(str, left_out))}")
+        models = sorted({model_of[file] for _, file in origin.values()})
+        if len(models) > 1:
+            notes.append(f"note: these scores come from runs of different models: {'; '.join(models)}")
     return tasks
 
 
@@ -94,7 +127,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("paths", nargs="+", help="results JSON files or folders (searched for *_results.json)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     args = parser.parse_args(argv)
-    tasks = collect_mcga_results(find_results_files(args.paths))
+    notes: list[str] = []
+    try:
+        tasks = collect_mcga_results(find_results_files(args.paths), notes)
+    except (OSError, ValueError) as error:  # missing path, unreadable or ambiguous results: one line, exit 1
+        print(f"mcga-report: {error}", file=sys.stderr)
+        return 1
+    for note in notes:
+        print(note, file=sys.stderr if args.json else sys.stdout)
     if not tasks:
         print("no mcga_* task in these results", file=sys.stderr)
         return 1

@@ -30,6 +30,30 @@ SETTING_WORDS = {
     "cot": "chain of thought: a reasoning field before the answer field (paper §6.5)",
 }
 DIMENSION_GROUPS = {dimension: f"parsa_{dimension}" for dimension in DIMENSIONS}
+#: One line per task for listings (``python -m lmms_eval_tasks.listing``), written as ``# description:`` lines.
+DESCRIPTIONS = {
+    "asr": "transcribe Persian speech (WER)",
+    "s2tt_fa_en": "translate Persian speech into English (COMET, chrF++, BLEU)",
+    "s2tt_en_fa": "translate English speech into Persian (COMET, chrF++, BLEU)",
+    "intent": "intent of a spoken voice-assistant request, one of 60 MASSIVE intents (macro-F1)",
+    "ner": "named entities (MASSIVE slot types) of a spoken request (F1)",
+    "register": "formal or informal Persian speech (macro-F1)",
+    "code_switch": "is there an English word inside the Persian speech (macro-F1)",
+    "mcqa": "spoken 4-option question, ParsiNLU (accuracy)",
+    "rc_wiki": "reading comprehension of a spoken Wikipedia passage, 4 options (accuracy)",
+    "rc_tiny": "reading comprehension of a spoken TinyStories story, 4 options (accuracy)",
+    "age": "speaker age bracket, Common Voice (macro-F1)",
+    "gender": "speaker gender (macro-F1)",
+    "emotion": "speaker emotion, SHEMO's six classes (macro-F1)",
+    "vazn": "metre (vazn) of two recited beits of Persian poetry, 10 options (accuracy)",
+    "sabk": "poetic form (sabk) of a recited poem: ghazal/qasideh/qat'eh, masnavi, ruba'i, dobeyti (accuracy)",
+    "music": "4-option question about a Persian music clip (accuracy)",
+}
+SETTING_SHORT = {"audio": "", "text": "; text only, no audio", "audio_ref": "; audio plus its reference text",
+                 "fewshot": "; two demonstrations first", "cot": "; chain of thought"}  # fmt: skip
+#: Language of the audio where it is not Persian; the language ``faster_whisper`` decodes in (the template
+#: gives ``fa``; ``model_specific_generation_kwargs`` of the task replaces the template's whole).
+AUDIO_LANGUAGE = {"s2tt_en_fa": "en"}
 
 
 def family(task: str) -> str:
@@ -53,15 +77,17 @@ def _task_yaml(task: str, setting: str) -> str:
     spec, mapping = TASKS[task], column_map({})[task]
     name = f"parsa_{task}{SUFFIX[setting]}"
     csv = f"../../parsa/sample_data/{mapping['folder']}/{mapping['folder']}.csv"
-    return (f"{GENERATED}# PARSA-Bench {task} ({spec.kind}, {spec.dimension}); headline {spec.headline_metric}. Setting: {SETTING_WORDS[setting]}.\n"
+    language = f"model_specific_generation_kwargs:\n  faster_whisper: {{language: {AUDIO_LANGUAGE[task]}}}\n" if task in AUDIO_LANGUAGE else ""
+    return (f"{GENERATED}# description: {DESCRIPTIONS[task][0].upper()}{DESCRIPTIONS[task][1:]}{SETTING_SHORT[setting]}\n"
+            f"# PARSA-Bench {task} ({spec.kind}, {spec.dimension}); headline {spec.headline_metric}. Setting: {SETTING_WORDS[setting]}.\n"
             f"task: {name}\ninclude: _{family(task)}_metrics_yaml\n"
             f"dataset_kwargs:\n  data_files: {{test: {csv}}}\n"
-            f"process_docs: !function {HOOKS}.{name}_docs\n")  # fmt: skip
+            f"process_docs: !function {HOOKS}.{name}_docs\n{language}")  # fmt: skip
 
 
 def _group_yaml(group: str, tasks: list[str], what: str) -> str:
     listed = ", ".join(f"parsa_{t}" for t in tasks)
-    return (f"{GENERATED}# {what}. No aggregate score: WER, COMET/chrF++, F1 and accuracy do not average.\n"
+    return (f"{GENERATED}# description: {what}\n# {what}. No aggregate score: WER, COMET/chrF++, F1 and accuracy do not average.\n"
             f"group: {group}\ntask: [{listed}]\nmetadata:\n  version: 1.0\n")  # fmt: skip
 
 
