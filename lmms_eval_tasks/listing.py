@@ -86,7 +86,7 @@ def format_listing(found: dict[str, list[TaskEntry]]) -> str:
     lines = []
     for benchmark, entries in found.items():
         groups = sum(e.kind == "group" for e in entries)
-        lines.append(f"{benchmark.upper()}  ({len(entries) - groups} tasks, {groups} group{"" if groups == 1 else "s"}; lmms_eval_tasks/{benchmark}/)")
+        lines.append(f"{benchmark.upper()}  ({len(entries) - groups} tasks, {groups} group{'' if groups == 1 else 's'}; lmms_eval_tasks/{benchmark}/)")
         width = max(len(e.name) for e in entries) + 2
         for entry in entries:
             label = f"{entry.name} [group]" if entry.kind == "group" else entry.name

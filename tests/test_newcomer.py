@@ -126,7 +126,7 @@ def test_listing_discovers_benchmark_folders(tmp_path):
     found = task_list.benchmarks(tmp_path)
     assert list(found) == ["newbench"]
     text = task_list.format_listing(found)
-    assert "NEWBENCH  (1 tasks, 1 groups; lmms_eval_tasks/newbench/)" in text
+    assert "NEWBENCH  (1 tasks, 1 group; lmms_eval_tasks/newbench/)" in text
     assert "newbench [group]" in text and "(no description)" in text and "A task" in text
 
 
