@@ -7,7 +7,9 @@ point, does two things:
 
 1. wraps ``TaskManager.initialize_tasks`` so that every task index also covers
    :data:`lmms_eval_tasks.TASKS_DIR` (added once; a user's ``--include_path`` pointing there too is fine);
-2. returns the manifests of our models ``faster_whisper`` and ``replay``.
+2. returns the manifests of our models ``faster_whisper`` and ``replay``, and of our ``qwen2_5_omni`` /
+   ``qwen3_omni`` classes, which replace lmms-eval's under those names (lmms-eval's stay reachable as
+   ``qwen2_5_omni_upstream`` / ``qwen3_omni_upstream``; see :mod:`lmms_eval_tasks.models.qwen_omni`).
 
 If lmms-eval changes underneath (no ``initialize_tasks(include_path=...)``), an error saying so is logged
 and the models are still registered; ``--include_path <TASKS_DIR>`` then remains the way in.
@@ -25,6 +27,17 @@ from lmms_eval_tasks import TASKS_DIR
 MODEL_CLASSES = {
     "faster_whisper": "lmms_eval_tasks.models.faster_whisper.FasterWhisper",
     "replay": "lmms_eval_tasks.models.replay.Replay",
+}
+#: Built-in names whose lmms-eval classes answer "" with our pinned transformers: ours take them over
+#: (entry points load after the built-ins, with overwrite) and lmms-eval's stay reachable as "<name>_upstream".
+#: name: (chat class, simple class); see lmms_eval_tasks/models/qwen_omni.py.
+REPLACED_MODELS = {
+    "qwen2_5_omni": ("lmms_eval_tasks.models.qwen_omni.Qwen2_5OmniThinkerChat", "lmms_eval_tasks.models.qwen_omni.Qwen2_5OmniThinkerSimple"),
+    "qwen3_omni": ("lmms_eval_tasks.models.qwen_omni.Qwen3OmniThinkerChat", "lmms_eval_tasks.models.qwen_omni.Qwen3OmniThinkerSimple"),
+}
+UPSTREAM_MODELS = {
+    "qwen2_5_omni_upstream": ("lmms_eval.models.chat.qwen2_5_omni.Qwen2_5_Omni", "lmms_eval.models.simple.qwen2_5_omni.Qwen2_5_Omni"),
+    "qwen3_omni_upstream": ("lmms_eval.models.chat.qwen3_omni.Qwen3_Omni", "lmms_eval.models.simple.qwen3_omni.Qwen3_Omni"),
 }
 
 
@@ -78,4 +91,7 @@ def register():
         from loguru import logger
 
         logger.error(f"{error}" if isinstance(error, PluginCompatibilityError) else f"lmms-eval-audio-plugin could not add its task folder ({error!r}); pass --include_path {TASKS_DIR}")
-    return [ModelManifest(model_id=name, simple_class_path=path) for name, path in MODEL_CLASSES.items()]
+    both = {**REPLACED_MODELS, **UPSTREAM_MODELS}
+    return [ModelManifest(model_id=name, simple_class_path=path) for name, path in MODEL_CLASSES.items()] + [
+        ModelManifest(model_id=name, chat_class_path=chat, simple_class_path=simple) for name, (chat, simple) in both.items()
+    ]
