@@ -30,7 +30,7 @@ import soundfile
 from lmms_eval_tasks.responses import GENERATION_FAILED_PREFIX
 from mcga import data as mcga_data
 from tests.chat_server import ChatServer
-from tests.tiny_checkpoints import build_tiny_qwen2_5_omni, build_tiny_qwen2_audio
+from tests.tiny_checkpoints import build_tiny_qwen2_5_omni, build_tiny_qwen2_audio, build_tiny_qwen3_omni_thinker
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACE_DIR = Path(__file__).resolve().parent / "model_trace"
@@ -48,6 +48,11 @@ OFFICIAL_ASR = json.loads((ROOT / "mcga" / "official_prompts.jsonl").read_text(e
 def checkpoints(tmp_path_factory):
     root = tmp_path_factory.mktemp("checkpoints")
     return {"omni": build_tiny_qwen2_5_omni(root / "tiny-qwen2_5-omni"), "qwen2_audio": build_tiny_qwen2_audio(root / "tiny-qwen2-audio")}
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen3_omni(tmp_path_factory):
+    return build_tiny_qwen3_omni_thinker(tmp_path_factory.mktemp("checkpoints") / "tiny-qwen3-omni-thinker")
 
 
 def _write_long_clip(source: Path, target: Path) -> None:
@@ -141,9 +146,9 @@ def omni_default_system_prompt(user_text: str) -> str:
     )
 
 
-def assert_omni_generation(records):
+def assert_omni_generation(records, thinker="Qwen2_5OmniThinkerForConditionalGeneration"):
     generations = [r for r in records if r["kind"] == "generate"]
-    assert {r["model"] for r in generations} == {"Qwen2_5OmniThinkerForConditionalGeneration"}  # the thinker alone: no talker
+    assert {r["model"] for r in generations} == {thinker}  # the thinker alone: no talker
     assert sorted(r["settings"]["max_new_tokens"] for r in generations) == sorted([MAX_NEW_TOKENS["mcga_asr"]] * 2 + [MAX_NEW_TOKENS["parsa_vazn"]] * 2)
     assert all(r["settings"]["do_sample"] is False for r in generations)
 
@@ -188,6 +193,23 @@ def test_qwen2_5_omni_force_simple(lmms_eval_cli, offline_env, tmp_path, checkpo
     assert_16k_mono_audio(mcga, "mcga_asr", sample_data)
     assert_16k_mono_audio(parsa, "parsa_vazn", sample_data)
     assert_omni_generation(records)
+
+
+@pytest.mark.cli
+def test_qwen3_omni_chat_through_its_thinker(lmms_eval_cli, offline_env, tmp_path, tiny_qwen3_omni, sample_data):
+    code, log, results, samples, records = run_lmms_eval(lmms_eval_cli, offline_env, tmp_path, sample_data, "qwen3_omni", f"pretrained={tiny_qwen3_omni}")
+    assert code == 0, log[-4000:]
+    assert "lmms_eval_tasks.models.qwen_omni.Qwen3OmniThinkerChat" in log
+    assert_answers_and_metrics(results, samples)
+    mcga, parsa = processor_calls(records, OFFICIAL_ASR["instruction"]), processor_calls(records, "عروضی")
+    audio = "<|audio_start|><|audio_pad|><|audio_end|>"
+    assert len(mcga) == 2 and all(r["processor"] == "Qwen3OmniMoeProcessor" for r in mcga + parsa)
+    assert all(r["text"] == [OMNI_MCGA_PROMPT.replace("<|audio_bos|><|AUDIO|><|audio_eos|>", audio)] for r in mcga)
+    expected_parsa = sorted(omni_default_system_prompt(parsa_user_text(i)).replace("<|audio_bos|><|AUDIO|><|audio_eos|>", audio) for i in ("vazn_01", "vazn_02"))
+    assert sorted(r["text"][0] for r in parsa) == expected_parsa
+    assert_16k_mono_audio(mcga, "mcga_asr", sample_data)
+    assert_16k_mono_audio(parsa, "parsa_vazn", sample_data)
+    assert_omni_generation(records, thinker="Qwen3OmniMoeThinkerForConditionalGeneration")
 
 
 # ---------------------------------------------------------------- Qwen2-Audio (lmms-eval's own class)
@@ -300,3 +322,20 @@ def test_a_run_whose_model_raises_on_every_document_exits_non_zero(lmms_eval_cli
     code, log, _, _, _ = run_lmms_eval(lmms_eval_cli, offline_env, tmp_path, sample_data, "qwen2_5_omni", f"pretrained={broken_omni}", verbosity="INFO")
     assert "generation failed for" in log  # our class logged each document's error
     assert code != 0, log[-4000:]
+
+
+def test_every_audio_part_form_becomes_16k_mono(sample_data):
+    from lmms_eval_tasks.audio import audio_data_uri
+    from lmms_eval_tasks.models.qwen_omni import audio_16k_mono
+
+    long_clip = str(sample_data["clips"]["parsa_vazn"][0])  # 35 s, stereo, 44.1 kHz
+    stereo, rate = soundfile.read(long_clip, dtype="float32")
+    for form in (long_clip, "file://" + long_clip, audio_data_uri(long_clip, None), {"array": stereo, "sampling_rate": rate}, {"array": stereo.T, "sampling_rate": rate}):
+        samples = audio_16k_mono(form)
+        assert samples.shape == (35 * 16000,) and samples.dtype == np.float32
+    assert np.allclose(audio_16k_mono(long_clip), audio_16k_mono({"array": stereo, "sampling_rate": rate}), atol=1e-4)
+    assert audio_16k_mono(np.zeros(16000, dtype=np.float32)).shape == (16000,)  # a bare array is taken as 16 kHz mono
+    with pytest.raises(ValueError, match="1-D"):
+        audio_16k_mono(np.zeros((2, 16000), dtype=np.float32))
+    with pytest.raises(ValueError, match="unsupported audio part"):
+        audio_16k_mono(42)

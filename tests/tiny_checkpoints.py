@@ -62,8 +62,9 @@ def _training_texts() -> list[str]:
     return lines
 
 
-def build_tokenizer(special_tokens: list[str], vocab_size: int = 1000):
-    """``Qwen2TokenizerFast`` over a byte-level BPE trained on :func:`_training_texts` plus ``special_tokens``."""
+def build_tokenizer(special_tokens: list[str], vocab_size: int = 1000, named: dict | None = None):
+    """``Qwen2TokenizerFast`` over a byte-level BPE trained on :func:`_training_texts` plus ``special_tokens``;
+    ``named``: the processor's token attributes (default Qwen2-Audio / Qwen2.5-Omni names)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import Qwen2TokenizerFast
 
@@ -74,9 +75,8 @@ def build_tokenizer(special_tokens: list[str], vocab_size: int = 1000):
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     raw.train_from_iterator(_training_texts(), trainer)
     raw.add_special_tokens(special_tokens)
-    named = {
-        "audio_token": "<|AUDIO|>", "audio_bos_token": "<|audio_bos|>", "audio_eos_token": "<|audio_eos|>",
-    }  # fmt: skip
+    if named is None:
+        named = {"audio_token": "<|AUDIO|>", "audio_bos_token": "<|audio_bos|>", "audio_eos_token": "<|audio_eos|>"}
     if "<|IMAGE|>" in special_tokens:
         named.update(image_token="<|IMAGE|>", video_token="<|VIDEO|>", vision_bos_token="<|vision_bos|>", vision_eos_token="<|vision_eos|>")
     return Qwen2TokenizerFast(
@@ -146,6 +146,61 @@ def build_tiny_qwen2_5_omni(out: str | Path) -> Path:
     return out
 
 
+QWEN3_OMNI_TOKENS = {
+    "audio_token": "<|audio_pad|>", "audio_bos_token": "<|audio_start|>", "audio_eos_token": "<|audio_end|>", "image_token": "<|image_pad|>",
+    "video_token": "<|video_pad|>", "vision_bos_token": "<|vision_start|>", "vision_eos_token": "<|vision_end|>",
+}  # fmt: skip
+QWEN3_OMNI_CHAT_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{% if message['content'] is string %}{{ message['content'] }}"
+    "{% else %}{% for part in message['content'] %}{% if part['type'] == 'audio' %}<|audio_start|><|audio_pad|><|audio_end|>"
+    "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def build_tiny_qwen3_omni_thinker(out: str | Path) -> Path:
+    """A thinker-only Qwen3-Omni (MoE) checkpoint with random weights at ``out`` (4 experts, 2 layers; 300 s window).
+
+    Thinker-only (a fine-tuned thinker's layout), since the talker and code2wav are never loaded by the plugin.
+    The chat template renders audio as ``<|audio_start|><|audio_pad|><|audio_end|>`` and adds no system turn.
+    """
+    import torch
+    from transformers import Qwen2VLImageProcessorPil, Qwen3OmniMoeThinkerConfig, Qwen3OmniMoeThinkerForConditionalGeneration, WhisperFeatureExtractor
+
+    out = Path(out)
+    special = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", *QWEN3_OMNI_TOKENS.values()]
+    tokenizer = build_tokenizer(special, named=QWEN3_OMNI_TOKENS)
+    ids = {token: tokenizer.convert_tokens_to_ids(token) for token in special}
+    config = Qwen3OmniMoeThinkerConfig(
+        audio_config=dict(num_mel_bins=128, encoder_layers=1, encoder_attention_heads=2, encoder_ffn_dim=64, d_model=32, output_dim=64, downsample_hidden_size=16),
+        vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64, deepstack_visual_indexes=[0]),
+        text_config=dict(
+            vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+            moe_intermediate_size=32, num_experts=4, num_experts_per_tok=2,
+            rope_parameters={"rope_type": "default", "rope_theta": 1e6, "mrope_section": [2, 3, 3], "interleaved": True},
+            eos_token_id=ids["<|im_end|>"], pad_token_id=ids["<|endoftext|>"],
+        ),
+        audio_token_id=ids["<|audio_pad|>"], image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
+        audio_start_token_id=ids["<|audio_start|>"], vision_start_token_id=ids["<|vision_start|>"],
+        user_token_id=tokenizer.convert_tokens_to_ids("user") or ids["<|im_start|>"],
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = Qwen3OmniMoeThinkerForConditionalGeneration(config).eval()
+    _stop_soon(model.generation_config, ids["<|im_end|>"])
+    model.generation_config.eos_token_id = ids["<|im_end|>"]
+    model.generation_config.pad_token_id = ids["<|endoftext|>"]
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    preprocessor = {
+        **WhisperFeatureExtractor(feature_size=128, chunk_length=300, sampling_rate=16000, hop_length=160, n_fft=400).to_dict(),
+        **{k: v for k, v in Qwen2VLImageProcessorPil().to_dict().items() if k != "processor_class"},
+        "feature_extractor_type": "WhisperFeatureExtractor", "image_processor_type": "Qwen2VLImageProcessor", "processor_class": "Qwen3OmniMoeProcessor",
+    }  # fmt: skip
+    (out / "preprocessor_config.json").write_text(json.dumps(preprocessor, indent=2), encoding="utf-8")
+    (out / "chat_template.json").write_text(json.dumps({"chat_template": QWEN3_OMNI_CHAT_TEMPLATE}), encoding="utf-8")
+    return out
+
+
 def build_tiny_qwen2_audio(out: str | Path) -> Path:
     """A Qwen2-Audio-Instruct checkpoint with random weights at ``out`` (Whisper features, 30 s window)."""
     import torch
@@ -175,7 +230,7 @@ if __name__ == "__main__":
     import sys
     import time
 
-    for name, build in (("omni", build_tiny_qwen2_5_omni), ("qwen2_audio", build_tiny_qwen2_audio)):
+    for name, build in (("omni", build_tiny_qwen2_5_omni), ("qwen2_audio", build_tiny_qwen2_audio), ("qwen3_omni", build_tiny_qwen3_omni_thinker)):
         start = time.time()
         path = build(Path(sys.argv[1]) / name)
         print(name, path, f"{time.time() - start:.1f} s", sorted(p.name for p in path.iterdir()))

@@ -56,9 +56,10 @@ if os.environ.get("MODEL_TRACE"):
 
         cls.generate = generate
 
-    for name in ("Qwen2_5OmniProcessor", "Qwen2AudioProcessor"):
+    for name in ("Qwen2_5OmniProcessor", "Qwen3OmniMoeProcessor", "Qwen2AudioProcessor"):
         _wrap_processor(getattr(transformers, name))
-    for name in ("Qwen2_5OmniThinkerForConditionalGeneration", "Qwen2_5OmniForConditionalGeneration", "Qwen2AudioForConditionalGeneration"):
+    for name in ("Qwen2_5OmniThinkerForConditionalGeneration", "Qwen2_5OmniForConditionalGeneration", "Qwen3OmniMoeThinkerForConditionalGeneration",
+                 "Qwen3OmniMoeForConditionalGeneration", "Qwen2AudioForConditionalGeneration"):
         _wrap_generate(getattr(transformers, name))
 
     if os.environ.get("MODEL_TRACE_CUDA_TO_CPU"):
