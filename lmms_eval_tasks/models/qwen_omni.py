@@ -113,7 +113,12 @@ def _load_processor(processor_class, pretrained: str):
     from transformers.utils import is_torchvision_available
 
     if is_torchvision_available():
-        return processor_class.from_pretrained(pretrained)
+        try:
+            return processor_class.from_pretrained(pretrained)
+        except (ImportError, RuntimeError) as error:  # e.g. a CUDA-built torchvision beside a CPU torch
+            if "torchvision" not in str(error):
+                raise
+            logger.warning(f"{processor_class.__name__}: torchvision is installed but unusable ({error}); loading the processor without its video part")
 
     class AudioTextProcessor(processor_class):
         """The model's processor with no video processor (building one needs torchvision)."""
