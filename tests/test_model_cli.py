@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -304,8 +305,6 @@ def broken_omni(checkpoints, tmp_path_factory):
 
 
 def test_a_document_whose_generation_raises_gets_the_failure_placeholder(broken_omni, tmp_path):
-    from types import SimpleNamespace
-
     from lmms_eval_tasks.models.qwen_omni import Qwen2_5OmniThinkerChat
 
     model = Qwen2_5OmniThinkerChat(pretrained=str(broken_omni), device="cpu")
@@ -341,3 +340,18 @@ def test_every_audio_part_form_becomes_16k_mono(sample_data):
         audio_16k_mono(np.zeros((2, 16000), dtype=np.float32))
     with pytest.raises(ValueError, match="unsupported audio part"):
         audio_16k_mono(42)
+
+
+def test_audio_labelled_video_by_lmms_eval_is_sent_as_audio_and_real_video_is_refused(checkpoints, sample_data):
+    """lmms-eval's automatic messages (tasks without doc_to_messages) label audio dicts "video"."""
+    from lmms_eval_tasks.models.qwen_omni import Qwen2_5OmniThinkerChat
+
+    model = Qwen2_5OmniThinkerChat(pretrained=str(checkpoints["omni"]), device="cpu")
+    stereo, rate = soundfile.read(str(sample_data["clips"]["parsa_vazn"][1]), dtype="float32", always_2d=True)
+    audio_as_video = [{"role": "user", "content": [{"type": "video", "url": {"array": stereo, "sampling_rate": rate}}, {"type": "text", "text": "hi"}]}]
+    video = [{"role": "user", "content": [{"type": "video", "url": "/data/clip.mp4"}, {"type": "text", "text": "hi"}]}]
+    model.task_dict = {"t": {"test": [{}, {}]}}
+    requests = [SimpleNamespace(args=("ctx", lambda doc, m=m: m, {"max_new_tokens": 8}, i, "t", "test")) for i, m in enumerate((audio_as_video, video))]
+    answer, refused = model.generate_until(requests)
+    assert answer.strip() and not answer.startswith(GENERATION_FAILED_PREFIX)
+    assert refused.startswith(GENERATION_FAILED_PREFIX + " ValueError: ") and "qwen2_5_omni_upstream" in refused

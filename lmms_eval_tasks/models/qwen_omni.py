@@ -30,7 +30,10 @@ What these classes do:
   split into consecutive window-long parts, as lmms-eval's simple wrapper does;
 - generation follows the task's ``generation_kwargs``: ``max_new_tokens`` (default 4096), greedy when
   ``temperature`` is 0 / ``do_sample`` false, ``top_p``, ``num_beams``, and ``until`` stop strings;
-- images and video are refused (use the ``*_upstream`` class for them);
+- images and video are refused (use the ``*_upstream`` class for them); a "video" part that is an audio
+  dict or an audio file (lmms-eval's automatic messages label audio dicts of tasks without
+  ``doc_to_messages`` "video") is sent as audio. Such tasks may pass a path that is not on disk (hub
+  datasets): run them with ``--force_simple``, which receives the decoded audio;
 - a document whose generation raised gets
   ``lmms_eval_tasks.responses.GENERATION_FAILED_PREFIX + " <error>"``, and the error is logged with its
   task and doc id; the tasks count such answers as failed generations, never as answers. Errors of the
@@ -65,6 +68,7 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 DEFAULT_MAX_NEW_TOKENS = 4096
 _ERROR_CHARS = 300
+AUDIO_EXTENSIONS = ("wav", "flac", "mp3", "ogg", "opus", "m4a", "aac")
 
 
 def failed_generation(error: BaseException) -> str:
@@ -105,6 +109,17 @@ def audio_16k_mono(reference) -> np.ndarray:
     if isinstance(reference, str):
         return load_audio_array(reference.removeprefix("file://"), max_seconds=None)["array"]
     raise ValueError(f"unsupported audio part {type(reference).__name__}: expected a path, a data URI, a 16 kHz array or {{'array', 'sampling_rate'}}")
+
+
+def is_audio_reference(reference) -> bool:
+    """True for ``{"array", "sampling_rate"}`` or a path with an audio extension.
+
+    lmms-eval labels audio dicts of tasks without ``doc_to_messages`` as "video" parts (its automatic messages
+    default a dict's type to "video"); such parts are sent as the audio they are.
+    """
+    if isinstance(reference, dict):
+        return "array" in reference and "sampling_rate" in reference
+    return isinstance(reference, str) and reference.lower().rsplit(".", 1)[-1] in AUDIO_EXTENSIONS
 
 
 def _load_processor(processor_class, pretrained: str):
@@ -229,7 +244,7 @@ class _QwenOmniThinker(lmms):
                 kind = part["type"]
                 if kind == "text":
                     content.append({"type": "text", "text": part["text"]})
-                elif kind == "audio":
+                elif kind == "audio" or (kind == "video" and is_audio_reference(part.get("url"))):
                     for samples in self._audio_parts(part.get("url", part.get("audio"))):
                         audios.append(samples)
                         content.append({"type": "audio", "audio": f"<audio {len(audios)}>"})
