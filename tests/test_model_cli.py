@@ -247,8 +247,10 @@ def test_qwen2_audio_request_path_on_cpu(lmms_eval_cli, offline_env, tmp_path, c
 
 
 def _audio_summary(part: dict) -> dict:
-    url = part["audio_url"]["url"]
-    header, payload = url.split(",", 1)
+    if part["type"] == "input_audio":  # --force_simple: {"data": base64, "format": "wav"}
+        header, payload = f"input_audio/{part['input_audio']['format']}", part["input_audio"]["data"]
+    else:
+        header, payload = part["audio_url"]["url"].split(",", 1)
     raw = base64.b64decode(payload)
     info = soundfile.info(io.BytesIO(raw))
     return {"header": header, "bytes": raw, "rate": info.samplerate, "channels": info.channels, "seconds": info.frames / info.samplerate, "format": info.format}
@@ -290,6 +292,32 @@ def test_openai_chat_sends_wav_data_uris_to_a_server(lmms_eval_cli, offline_env,
         assert audio["type"] == "audio_url" and audio["bytes"] in parsa_files and text["type"] == "text"
     assert sorted(r[0]["parts"][0]["seconds"] for r in parsa) == pytest.approx(sorted(seconds(p) for p in sample_data["clips"]["parsa_vazn"]))
     assert max(r[0]["parts"][0]["channels"] for r in parsa) == 2
+    assert sorted(body["max_tokens"] for body in server.requests) == [2048, 2048, 8192, 8192]
+
+
+@pytest.mark.cli
+def test_openai_force_simple_sends_input_audio_files(lmms_eval_cli, offline_env, tmp_path, sample_data):
+    received = []
+
+    def reply(messages):
+        received.append([{"role": m["role"], "parts": [p if p["type"] == "text" else {"type": p["type"], **_audio_summary(p)} for p in m["content"]]} for m in messages])
+        return "1"
+
+    with ChatServer(reply) as server:
+        code, log, results, samples, _ = run_lmms_eval(
+            lmms_eval_cli, {**offline_env, "OPENAI_API_KEY": "test-key-not-real"}, tmp_path, sample_data, "openai",
+            f"model_version=tiny-test,base_url={server.url},max_retries=1", "--force_simple",
+        )  # fmt: skip
+    assert code == 0, log[-4000:]
+    assert_answers_and_metrics(results, samples)
+    assert len(received) == 4 and all([m["role"] for m in r] == ["user"] for r in received)  # simple: one user turn [prompt, audio]
+    mcga = [r[0]["parts"] for r in received if r[0]["parts"][0]["text"] == f"{OFFICIAL_ASR['system']}\n{OFFICIAL_ASR['instruction']}"]
+    parsa = [r[0]["parts"] for r in received if "عروضی" in r[0]["parts"][0]["text"]]
+    assert len(mcga) == 2 and len(parsa) == 2
+    assert all(parts[1]["type"] == "input_audio" and parts[1]["header"] == "input_audio/wav" and parts[1]["format"] == "WAV" for parts in mcga + parsa)
+    assert sorted(parts[1]["seconds"] for parts in mcga) == pytest.approx(sorted(min(seconds(p), 30.0) for p in sample_data["clips"]["mcga_asr"]))
+    assert {parts[1]["bytes"] for parts in parsa} == {p.read_bytes() for p in sample_data["clips"]["parsa_vazn"]}  # whole files, not cut
+    assert sorted(body["max_tokens"] for body in server.requests) == [2048, 2048, 8192, 8192]
 
 
 # ---------------------------------------------------------------- failures
