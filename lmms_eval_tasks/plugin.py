@@ -7,8 +7,10 @@ point, does three things:
 
 1. wraps ``TaskManager.initialize_tasks`` so that every task index also covers
    :data:`lmms_eval_tasks.TASKS_DIR` (added once; a user's ``--include_path`` pointing there too is fine);
-2. returns the manifests of our models ``faster_whisper`` and ``replay``, and lists them where
-   ``lmms-eval models`` looks (the ``AVAILABLE_SIMPLE_MODELS`` table, as lmms-eval does for its own
+2. returns the manifests of our models ``faster_whisper`` and ``replay``, and of our ``qwen2_5_omni`` /
+   ``qwen3_omni`` classes, which replace lmms-eval's under those names (lmms-eval's stay reachable as
+   ``qwen2_5_omni_upstream`` / ``qwen3_omni_upstream``; see :mod:`lmms_eval_tasks.models.qwen_omni`), and lists
+   them where ``lmms-eval models`` looks (the ``AVAILABLE_SIMPLE_MODELS`` table, as lmms-eval does for its own
    ``LMMS_EVAL_PLUGINS`` models);
 3. when the ``lmms-eval`` CLI is running, wraps ``lmms_eval.__main__.cli_evaluate_single`` (one run) so that
    a failed run exits with status 1 and its cause as the last line (see :func:`exit_nonzero_on_failed_run`),
@@ -35,6 +37,17 @@ from lmms_eval_tasks import TASKS_DIR
 MODEL_CLASSES = {
     "faster_whisper": "lmms_eval_tasks.models.faster_whisper.FasterWhisper",
     "replay": "lmms_eval_tasks.models.replay.Replay",
+}
+#: Built-in names whose lmms-eval classes answer "" with our pinned transformers: ours take them over
+#: (entry points load after the built-ins, with overwrite) and lmms-eval's stay reachable as "<name>_upstream".
+#: name: (chat class, simple class); see lmms_eval_tasks/models/qwen_omni.py.
+REPLACED_MODELS = {
+    "qwen2_5_omni": ("lmms_eval_tasks.models.qwen_omni.Qwen2_5OmniThinkerChat", "lmms_eval_tasks.models.qwen_omni.Qwen2_5OmniThinkerSimple"),
+    "qwen3_omni": ("lmms_eval_tasks.models.qwen_omni.Qwen3OmniThinkerChat", "lmms_eval_tasks.models.qwen_omni.Qwen3OmniThinkerSimple"),
+}
+UPSTREAM_MODELS = {
+    "qwen2_5_omni_upstream": ("lmms_eval.models.chat.qwen2_5_omni.Qwen2_5_Omni", "lmms_eval.models.simple.qwen2_5_omni.Qwen2_5_Omni"),
+    "qwen3_omni_upstream": ("lmms_eval.models.chat.qwen3_omni.Qwen3_Omni", "lmms_eval.models.simple.qwen3_omni.Qwen3_Omni"),
 }
 
 
@@ -195,14 +208,17 @@ def exit_nonzero_on_failed_run() -> None:
 
 
 def list_models_for_lmms_eval_models_command(manifests) -> None:
-    """Put our models in the table ``lmms-eval models`` prints (it lists that table, not the entry points)."""
+    """Put our models in the table ``lmms-eval models`` prints (it lists that table, not the entry points).
+
+    Names we replace (``qwen2_5_omni``, ``qwen3_omni``) show our classes there, as they are the ones that run.
+    """
     import lmms_eval.models as models
 
     for manifest in manifests:
         if manifest.simple_class_path:
-            models.AVAILABLE_SIMPLE_MODELS.setdefault(manifest.model_id, manifest.simple_class_path)
+            models.AVAILABLE_SIMPLE_MODELS[manifest.model_id] = manifest.simple_class_path
         if manifest.chat_class_path:
-            models.AVAILABLE_CHAT_TEMPLATE_MODELS.setdefault(manifest.model_id, manifest.chat_class_path)
+            models.AVAILABLE_CHAT_TEMPLATE_MODELS[manifest.model_id] = manifest.chat_class_path
 
 
 # --- the entry point ------------------------------------------------------------------------------------------
@@ -221,7 +237,10 @@ def register():
     from lmms_eval_tasks.printed_table import install_printed_table_filter
     from lmms_eval_tasks.responses import write_results_as_valid_utf8
 
-    manifests = [ModelManifest(model_id=name, simple_class_path=path) for name, path in MODEL_CLASSES.items()]
+    both = {**REPLACED_MODELS, **UPSTREAM_MODELS}
+    manifests = [ModelManifest(model_id=name, simple_class_path=path) for name, path in MODEL_CLASSES.items()] + [
+        ModelManifest(model_id=name, chat_class_path=chat, simple_class_path=simple) for name, (chat, simple) in both.items()
+    ]
     extras = (
         exit_nonzero_on_failed_run,
         functools.partial(list_models_for_lmms_eval_models_command, manifests),

@@ -14,7 +14,24 @@ from tests.conftest import FIXTURES
 def test_entry_point_is_installed_and_returns_our_models():
     [ep] = [e for e in entry_points(group="lmms_eval.models") if e.name == "lmms_eval_audio_plugin"]
     manifests = ep.load()()
-    assert {m.model_id: m.simple_class_path for m in manifests} == plugin.MODEL_CLASSES
+    assert {m.model_id: m.simple_class_path for m in manifests if m.chat_class_path is None} == plugin.MODEL_CLASSES
+    both = {**plugin.REPLACED_MODELS, **plugin.UPSTREAM_MODELS}
+    assert {m.model_id: (m.chat_class_path, m.simple_class_path) for m in manifests if m.chat_class_path} == both
+
+
+def test_our_qwen_omni_classes_take_over_the_built_in_names_and_upstream_stays_reachable():
+    from lmms_eval import models
+    from lmms_eval.models import MODEL_REGISTRY_V2
+
+    for name, (chat, simple) in plugin.REPLACED_MODELS.items():  # entry points load after the built-ins, with overwrite
+        assert MODEL_REGISTRY_V2.resolve(name).class_path == chat
+        assert MODEL_REGISTRY_V2.resolve(name, force_simple=True).class_path == simple
+        assert MODEL_REGISTRY_V2.resolve(f"{name}_upstream").class_path != chat
+    built_in = {m.model_id: (m.chat_class_path, m.simple_class_path) for m in models._build_builtin_manifests()}
+    for name, paths in plugin.UPSTREAM_MODELS.items():
+        assert built_in[name.removesuffix("_upstream")] == paths  # exactly lmms-eval's own classes
+    assert models.get_model("qwen2_5_omni").__name__ == "Qwen2_5OmniThinkerChat"
+    assert models.get_model("qwen2_5_omni", force_simple=True).__name__ == "Qwen2_5OmniThinkerSimple"
 
 
 def test_task_manager_indexes_our_tasks_once_even_with_include_path():
