@@ -210,15 +210,16 @@ def exit_nonzero_on_failed_run() -> None:
 def list_models_for_lmms_eval_models_command(manifests) -> None:
     """Put our models in the table ``lmms-eval models`` prints (it lists that table, not the entry points).
 
-    Names we replace (``qwen2_5_omni``, ``qwen3_omni``) show our classes there, as they are the ones that run.
+    Built-in names keep their table entries (the command prints names and kinds only); the registry, which
+    decides what runs, has ours for ``qwen2_5_omni`` and ``qwen3_omni``.
     """
     import lmms_eval.models as models
 
     for manifest in manifests:
         if manifest.simple_class_path:
-            models.AVAILABLE_SIMPLE_MODELS[manifest.model_id] = manifest.simple_class_path
+            models.AVAILABLE_SIMPLE_MODELS.setdefault(manifest.model_id, manifest.simple_class_path)
         if manifest.chat_class_path:
-            models.AVAILABLE_CHAT_TEMPLATE_MODELS[manifest.model_id] = manifest.chat_class_path
+            models.AVAILABLE_CHAT_TEMPLATE_MODELS.setdefault(manifest.model_id, manifest.chat_class_path)
 
 
 # --- the entry point ------------------------------------------------------------------------------------------

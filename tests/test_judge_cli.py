@@ -13,6 +13,7 @@ import shutil
 
 import pytest
 
+from mcga import data
 from tests.chat_server import REPORTED_MODEL, ChatServer, scripted_replies
 from tests.conftest import FIXTURES
 from tests.test_cli_end_to_end import lmms_eval
@@ -119,16 +120,18 @@ def test_fault_injected_run_reports_failed_items_instead_of_zeros(lmms_eval_cli,
     assert r["mcga_sec"]["judge_failed,none"] == 3 and r["mcga_sec"]["official_rule_differs,none"] == 1
     per_metric = r["mcga_sec"]["judge,none"]["per_metric"]
     assert (per_metric["sec_p"]["judged"], per_metric["sec_p"]["failed"]) == (2, 1)
-    assert per_metric["sec_p"]["failed_items"][0].startswith("sec_02: InternalServerError")
-    assert per_metric["sec_g"]["failed_items"][0].startswith("sec_01: malformed reply")
-    assert per_metric["sec_s"]["failed_items"] == ["sec_03: score 7 in [7/5] is outside the rubric's 0-5 (the official rule counts it) (asked 3 times)"]
+    # failed items are named by document key, with the id where they differ (ids repeat across speakers)
+    label = {row["id"]: f"{row[data.DOC_KEY_FIELD]} (id {row['id']})" for row in data.load_task_rows("sec", data_dir=data.SAMPLE_DATA_DIR)}
+    assert per_metric["sec_p"]["failed_items"][0].startswith(f"{label['sec_02']}: InternalServerError")
+    assert per_metric["sec_g"]["failed_items"][0].startswith(f"{label['sec_01']}: malformed reply")
+    assert per_metric["sec_s"]["failed_items"] == [f"{label['sec_03']}: score 7 in [7/5] is outside the rubric's 0-5 (the official rule counts it) (asked 3 times)"]
     assert per_metric["sec_s"]["official_rule_differs"] == 1 and per_metric["sec_p"]["official_rule_differs"] == 0
     assert r["mcga_sec"]["judge,none"]["errors"] == {"InternalServerError": 1, "malformed reply": 1, "no valid score": 1}
     # 18 first tries + 3 recovered retries + 2 more attempts of the SEC-P call that kept failing + 2 more asks of SEC-S.
     assert calls == 25
     # One warning per judged task with the failed share and the first reason (issue 12 item 8).
     assert "judge mcga_sec: 3 of 9 judge scores (33.3%) are judge_failed and left out of the means; the official rule would have scored 1 of them" in log
-    assert "first: sec_p sec_02: InternalServerError" in log
+    assert f"first: sec_p {label['sec_02']}: InternalServerError" in log
     assert "judge mcga_s2tt: 9 judge scores, none judge_failed" in log
     assert_key_absent(out, log)
 

@@ -28,9 +28,10 @@ def offline_env(offline_env):
 
 
 def run(cli, env, tmp_path, tasks, answers):
-    """Replay ``answers`` (``{task: {id: response}}``) on ``tasks``; returns (exit code, log, results or None, out)."""
+    """Replay ``answers`` (``{task: {key: response}}``: MCGA by document key, since ids repeat across speakers;
+    PARSA by id) on ``tasks``; returns (exit code, log, results or None, out)."""
     predictions = tmp_path / "predictions.jsonl"
-    rows = [{"task": task, "id": i, "response": r} for task, by_id in answers.items() for i, r in by_id.items()]
+    rows = [{"task": task, "key" if task.startswith("mcga") else "id": i, "response": r} for task, by_key in answers.items() for i, r in by_key.items()]
     # ensure_ascii=True writes a lone surrogate as the JSON escape \ud800, which json.loads reads back as it was
     predictions.write_text("\n".join(json.dumps(row) for row in rows), encoding="utf-8")
     out = tmp_path / "out"
@@ -54,13 +55,15 @@ def test_mcga_failed_echoed_placeholder_and_invalid_responses_are_counted(lmms_e
     asr_rows = mcga_data.load_task_rows("asr", data_dir=mcga_data.SAMPLE_DATA_DIR)
     sqa_rows = mcga_data.load_task_rows("sqa", data_dir=mcga_data.SAMPLE_DATA_DIR)
     sec_rows = mcga_data.load_task_rows("sec", data_dir=mcga_data.SAMPLE_DATA_DIR)
+    key = mcga_data.DOC_KEY_FIELD
+    n_asr, n_sqa, n_sec = len(asr_rows), len(sqa_rows), len(sec_rows)  # 14, 5, 3 in the shipped sample
     answers = {
-        # 4 request failures, then 6 replies that are the ASR instruction (audio never reached the model)
-        "mcga_asr": {row["id"]: REQUEST_FAILED if i < 4 else ASR_INSTRUCTION for i, row in enumerate(asr_rows)},
-        # one failure, one right answer with a lone surrogate after it, two right answers
-        "mcga_sqa": {row["id"]: [REQUEST_FAILED, row["sqa_a"] + "\ud800"][i] if i < 2 else row["sqa_a"] for i, row in enumerate(sqa_rows)},
+        # 4 request failures, then replies that are the ASR instruction (audio never reached the model)
+        "mcga_asr": {row[key]: REQUEST_FAILED if i < 4 else ASR_INSTRUCTION for i, row in enumerate(asr_rows)},
+        # one failure, one right answer with a lone surrogate after it, the others right
+        "mcga_sqa": {row[key]: [REQUEST_FAILED, row["sqa_a"] + "\ud800"][i] if i < 2 else row["sqa_a"] for i, row in enumerate(sqa_rows)},
         # one reply that fills the line template with the template itself
-        "mcga_sec": {row["id"]: "男声。\n思乡。\n原文|情感意境分析" if i == 0 else row["sec"] for i, row in enumerate(sec_rows)},
+        "mcga_sec": {row[key]: "男声。\n思乡。\n原文|情感意境分析" if i == 0 else row["sec"] for i, row in enumerate(sec_rows)},
     }
     code, log, results, out = run(lmms_eval_cli, offline_env, tmp_path, "mcga_asr,mcga_sqa,mcga_sec", answers)
     assert code == 0, log[-4000:]
@@ -68,28 +71,30 @@ def test_mcga_failed_echoed_placeholder_and_invalid_responses_are_counted(lmms_e
 
     asr = r["mcga_asr"]
     assert {m: asr[m] for m in responses.DIAGNOSTIC_METRICS} == {
-        "failed_generations": 4, "empty_responses": 0, "echoed_prompts": 6, "placeholder_copies": 0, "identical_answers": 6, "invalid_text_replaced": 0,
+        "failed_generations": 4, "empty_responses": 0, "echoed_prompts": n_asr - 4, "placeholder_copies": 0, "identical_answers": n_asr - 4, "invalid_text_replaced": 0,
     }  # fmt: skip
     # The paper-rule CER is unchanged by the diagnostics; the failures are scored as empty hypotheses, never as text.
     refs = [row["asr"] for row in asr_rows]
-    assert asr["cer_official"] == pytest.approx(mcga_metrics.official_cer_percent(refs, [""] * 4 + [ASR_INSTRUCTION] * 6))
-    assert asr["cer_official"] != pytest.approx(mcga_metrics.official_cer_percent(refs, [REQUEST_FAILED] * 4 + [ASR_INSTRUCTION] * 6))
+    assert asr["cer_official"] == pytest.approx(mcga_metrics.official_cer_percent(refs, [""] * 4 + [ASR_INSTRUCTION] * (n_asr - 4)))
+    assert asr["cer_official"] != pytest.approx(mcga_metrics.official_cer_percent(refs, [REQUEST_FAILED] * 4 + [ASR_INSTRUCTION] * (n_asr - 4)))
     assert [s["cer_official"]["output"] for s in logged(out, "mcga_asr")][:4] == [""] * 4
-    assert "mcga_asr: 4 of 10 responses (40.0%) are failed generations, scored as empty answers; first (document asr_ci_01): request failed after 5 retries: Connection error." in log
-    assert "mcga_asr: 6 of 10 responses (60.0%) echo the prompt instead of answering" in log
-    assert "mcga_asr: 6 of 10 responses (60.0%) give the same answer 'Transcribe the Chinese audio into Chinese text.' across distinct inputs" in log
+    first = asr_rows[0][key]  # documents are named by their key (the clip) in warnings
+    assert f"mcga_asr: 4 of {n_asr} responses ({400 / n_asr:.1f}%) are failed generations, scored as empty answers; first (document {first}): request failed after 5 retries: Connection error." in log
+    assert f"mcga_asr: {n_asr - 4} of {n_asr} responses ({100 * (n_asr - 4) / n_asr:.1f}%) echo the prompt instead of answering" in log
+    assert f"mcga_asr: {n_asr - 4} of {n_asr} responses ({100 * (n_asr - 4) / n_asr:.1f}%) give the same answer 'Transcribe the Chinese audio into Chinese text.' across distinct inputs" in log
 
     sqa = r["mcga_sqa"]
     assert (sqa["failed_generations"], sqa["invalid_text_replaced"], sqa["empty_responses"]) == (1, 1, 0)
     # official containment F1 per item: failed -> "" -> 0; "元\ufffd" contains 元 -> P 1/2, R 1 -> 2/3; the others 1
-    f1 = [100 * mcga_metrics.official_sqa_f1(row["sqa_a"], output) for row, output in zip(sqa_rows, ["", sqa_rows[1]["sqa_a"] + "\ufffd", sqa_rows[2]["sqa_a"], sqa_rows[3]["sqa_a"]])]
-    assert sqa["f1_official"] == pytest.approx(sum(f1) / 4)
+    outputs = ["", sqa_rows[1]["sqa_a"] + "\ufffd", *(row["sqa_a"] for row in sqa_rows[2:])]
+    f1 = [100 * mcga_metrics.official_sqa_f1(row["sqa_a"], output) for row, output in zip(sqa_rows, outputs)]
+    assert sqa["f1_official"] == pytest.approx(sum(f1) / n_sqa)
     sqa_samples = logged(out, "mcga_sqa")
-    assert len(sqa_samples) == 4 and sqa_samples[1]["filtered_resps"] == sqa_rows[1]["sqa_a"] + "\ufffd"  # written, not lost
+    assert len(sqa_samples) == n_sqa and sqa_samples[1]["filtered_resps"] == sqa_rows[1]["sqa_a"] + "\ufffd"  # written, not lost
     assert "mcga_sqa: 1 invalid code point(s) (lone surrogates) in 1 response(s) replaced by U+FFFD" in log
 
     assert r["mcga_sec"]["placeholder_copies"] == 1 and r["mcga_sec"]["echoed_prompts"] == 0
-    assert "mcga_sec: 1 of 3 responses (33.3%) copy the prompt's format placeholder; first (document sec_01): '原文|情感意境分析'" in log
+    assert f"mcga_sec: 1 of {n_sec} responses ({100 / n_sec:.1f}%) copy the prompt's format placeholder; first (document {sec_rows[0][key]}): '原文|情感意境分析'" in log
 
 
 def gold(task):
