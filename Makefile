@@ -23,7 +23,7 @@ demo: setup
 	$(OFFLINE) $(BIN)/lmms-eval --tasks mcga --model faster_whisper --output_path out/demo/mcga --log_samples
 	$(BIN)/mcga-report out/demo/mcga
 	$(OFFLINE) $(BIN)/lmms-eval --tasks parsa --model faster_whisper --output_path out/demo/parsa --log_samples
-	$(BIN)/audio-bench-report out/demo/mcga out/demo/parsa --out out/demo/report
+	$(BIN)/audio-bench-report out/demo --out out/demo/report
 
 test: setup
 	$(OFFLINE) $(BIN)/python -m pytest -q

@@ -70,7 +70,7 @@ def readable_results(result_dict: dict, column: str = "results") -> tuple[dict, 
         kept = {}
         for key, value in values.items():
             metric = key.partition(",")[0]
-            if key == "alias" or "_stderr" in metric:
+            if key == "alias" or "_stderr" in metric or not metric.strip():  # a group row holds " ": " "
                 kept[key] = value
                 continue
             shown = _shown(value)
