@@ -23,6 +23,7 @@ demo: setup
 	$(OFFLINE) $(BIN)/lmms-eval --tasks mcga --model faster_whisper --output_path out/demo/mcga --log_samples
 	$(BIN)/mcga-report out/demo/mcga
 	$(OFFLINE) $(BIN)/lmms-eval --tasks parsa --model faster_whisper --output_path out/demo/parsa --log_samples
+	$(OFFLINE) $(BIN)/lmms-eval --tasks mmac --model faster_whisper --output_path out/demo/mmac --log_samples
 	$(BIN)/audio-bench-report out/demo --out out/demo/report
 
 test: setup
