@@ -368,6 +368,8 @@ def _numeric_bootstrap_values(items: Sequence[float], statistic: Callable, n_res
     the resampled values are gathered in blocks of rows."""
     values = np.asarray(items, dtype=np.float64)
     draws = _bootstrap_index_matrix(len(items), n_resamples, seed)
+    if statistic is statistics.fmean and _safe_for_exact_means(values):
+        return _resampled_means_exact(values, draws)
     out: list[float] = []
     for first in range(0, n_resamples, _BOOTSTRAP_ROWS_PER_BLOCK):
         resampled = values[draws[first:first + _BOOTSTRAP_ROWS_PER_BLOCK]]
@@ -376,6 +378,35 @@ def _numeric_bootstrap_values(items: Sequence[float], statistic: Callable, n_res
         else:
             out.extend(statistics.fmean(row) for row in resampled.tolist())
     return out
+
+
+def _safe_for_exact_means(values: np.ndarray) -> bool:
+    """True when :func:`_resampled_means_exact` is exact: finite values, fewer than 2**26 items, and every non-zero
+    magnitude in [1e-250, 1e290] (the Dekker split neither overflows nor reaches subnormal numbers)."""
+    magnitudes = np.abs(values[values != 0])
+    return bool(np.isfinite(values).all() and len(values) < 1 << 26 and (magnitudes.size == 0 or (magnitudes.min() >= 1e-250 and magnitudes.max() <= 1e290)))
+
+
+def _resampled_means_exact(values: np.ndarray, draws: np.ndarray) -> list[float]:
+    """``statistics.fmean`` of every resample (row of ``draws``), bit for bit, from counts of distinct values.
+
+    ``fmean`` is ``math.fsum`` (the exactly rounded sum) / n. A resample's sum is ``sum_k c_k * u_k`` over the
+    distinct values ``u_k`` with their counts ``c_k`` in the row; each ``u_k`` is split (Dekker) into two halves of
+    at most 26 significant bits, so with ``c_k < 2**26`` both products ``c_k * hi`` and ``c_k * lo`` are exact
+    floats, and ``math.fsum`` of these exact terms is the exactly rounded sum again: the same float as ``fsum`` of
+    the expanded row, with ``2K`` terms instead of ``n`` (WER values repeat: K is small). Finite values only.
+    """
+    import math
+
+    distinct, inverse = np.unique(values, return_inverse=True)
+    split = distinct * 134217729.0  # 2**27 + 1
+    hi = split - (split - distinct)
+    lo = distinct - hi
+    n_resamples, n_items = draws.shape
+    k = len(distinct)
+    counts = np.bincount((inverse[draws] + (np.arange(n_resamples) * k)[:, None]).ravel(), minlength=n_resamples * k).reshape(n_resamples, k)
+    terms = np.concatenate([counts * hi, counts * lo], axis=1).tolist()
+    return [math.fsum(row) / n_items for row in terms]
 
 
 def _bootstrap_indices(n_items: int, n_resamples: int, seed: int):

@@ -216,3 +216,25 @@ def test_longest_immediate_repeat_and_collapse_agree_with_the_definition_on_rand
         max_n = rng.choice([1, 2, 5, metrics.MAX_REPEAT_NGRAM])
         assert metrics.longest_immediate_repeat(words, max_n) == _longest_repeat_by_definition(words, max_n), (words, max_n)
     assert metrics.collapse_repeats("a b c".split()) == ["a", "b", "c"] and metrics.collapse_repeats("a b a b a b c".split()) == ["a", "b", "c"]
+
+
+def test_resampled_means_from_value_counts_equal_fmean_of_each_resample_bit_for_bit():
+    import random
+    import statistics
+
+    import numpy as np
+
+    rng = random.Random(9)
+    for n, kind in [(1, "few"), (7, "few"), (500, "few"), (501, "all"), (64, "wide")]:
+        if kind == "few":
+            items = [rng.choice([0.0, 1 / 3, 0.2, 1.0, 2 / 7, 12.5]) for _ in range(n)]
+        elif kind == "all":
+            items = [rng.random() for _ in range(n)]
+        else:
+            items = [rng.choice([1e-200, 1e280, -1e280, 3.0, 1e-12, 0.1]) for _ in range(n)]  # cancellation, tiny and huge values
+        draws = metrics._bootstrap_index_matrix(n, 200, 0)
+        expected = [statistics.fmean([items[i] for i in row]) for row in draws.tolist()]
+        assert metrics._resampled_means_exact(np.asarray(items, dtype=np.float64), draws) == expected, (n, kind)
+        assert metrics.bootstrap_ci(items, statistics.fmean, n_resamples=200) == metrics.bootstrap_ci(items, lambda xs: statistics.fmean(xs), n_resamples=200)
+    assert not metrics._safe_for_exact_means(np.array([1e300, 1.0])) and not metrics._safe_for_exact_means(np.array([float("inf")]))
+    assert metrics.bootstrap_ci([1e300, 1.0, 2.0], statistics.fmean, n_resamples=50) == metrics.bootstrap_ci([1e300, 1.0, 2.0], lambda xs: statistics.fmean(xs), n_resamples=50)
