@@ -9,7 +9,7 @@ TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 BIN := $(VENV)/bin
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 
-.PHONY: setup demo test clean
+.PHONY: setup demo test bench clean
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml requirements/cpu-constraints.txt
@@ -28,6 +28,17 @@ demo: setup
 
 test: setup
 	$(OFFLINE) $(BIN)/python -m pytest -q
+
+# Speed and memory figures of issue 13, each a ratio against a floor measured in the same run (bench/README.md).
+# Not tests: CI does not run them. Sizes are --quick-sized (about a minute each); full sizes: bench/README.md.
+# MCGA_OFFICIAL_DIR: folder with the official eval_model.py (not shipped; the comparison is skipped without it).
+bench: setup
+	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.scoring_mcga
+	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.scoring_parsa
+	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.audio_handoff
+	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.judge_throughput
+	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.startup
+	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.embedded_model
 
 clean:
 	rm -rf $(VENV) out

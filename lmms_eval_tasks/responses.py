@@ -125,6 +125,14 @@ def _overlap(answer: set[str], source: set[str]) -> tuple[float, float]:
     return (shared / len(answer) if answer else 0.0), (shared / len(source) if source else 0.0)
 
 
+@functools.lru_cache(maxsize=4096)
+def _prompt_text_ngrams(text: str) -> tuple[str, frozenset[str]]:
+    """:func:`normalised_text` of a prompt text and its 3-grams, memoised: a task sends the same system prompt and
+    instruction with every document, so they are normalised once per run, not once per document."""
+    normalised = normalised_text(text)
+    return normalised, frozenset(_ngrams(normalised))
+
+
 def echoes_prompt(response: str, prompt_texts: Sequence[str]) -> bool:
     """True if ``response`` reproduces one of ``prompt_texts`` (or all of them joined) instead of answering.
 
@@ -143,11 +151,11 @@ def echoes_prompt(response: str, prompt_texts: Sequence[str]) -> bool:
     sources = [t for t in prompt_texts if t] + ([" ".join(prompt_texts)] if len(prompt_texts) > 1 else [])
     answer_ngrams = _ngrams(answer)
     for source in sources:
-        normalised = normalised_text(source)
+        normalised, source_ngrams = _prompt_text_ngrams(source)
         if answer == normalised:
             return True
         if len(normalised) >= ECHO_MIN_SOURCE_CHARS:
-            from_prompt, covered = _overlap(answer_ngrams, _ngrams(normalised))
+            from_prompt, covered = _overlap(answer_ngrams, source_ngrams)
             if from_prompt >= ECHO_RESPONSE_FROM_PROMPT and covered >= ECHO_PROMPT_COVERED:
                 return True
     return False

@@ -30,7 +30,6 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from importlib.metadata import version
 
-import jiwer
 
 from mcga.normalize import (
     normalize_for_cer,
@@ -63,16 +62,55 @@ def official_hypothesis_text(output: str | None) -> str:
     return text[:OFFICIAL_HYPOTHESIS_MAX_CHARS]
 
 
-def _corpus_cer_percent(refs: Sequence[str], hyps: Sequence[str]) -> float:
+def character_edits(refs: Sequence[str], hyps: Sequence[str]) -> list[tuple[int, int]]:
+    """``[(character edits, reference characters), ...]`` per pair, as ``jiwer.cer`` counts them.
+
+    jiwer (``process_characters``, default transform: strip, then one token per character) aligns each pair with
+    rapidfuzz's Levenshtein opcodes and counts S + D + I over H + S + D; the number of non-equal opcode positions
+    is the Levenshtein distance, so this calls ``rapidfuzz.distance.Levenshtein.distance`` (jiwer's own engine)
+    once per pair instead of building jiwer's alignment objects (13x slower per pair). Corpus CER is
+    ``sum(edits) / sum(reference characters)`` (:func:`_cer_percent_from_edits`); the tests check it equals
+    ``jiwer.cer`` on the release-shaped set and on random strings.
+
+    Raises:
+        ValueError: lengths differ or the corpus is empty.
+    """
     if len(refs) != len(hyps):
         raise ValueError(f"{len(refs)} references but {len(hyps)} hypotheses")
     if not refs:
         raise ValueError("CER of an empty corpus is undefined")
-    return 100.0 * float(jiwer.cer(list(refs), list(hyps)))
+    pairs = []
+    for ref, hyp in zip(refs, hyps):
+        ref, hyp = ref.strip(), hyp.strip()
+        pairs.append((_levenshtein(ref, hyp), len(ref)))
+    return pairs
+
+
+def _levenshtein(ref: str, hyp: str) -> int:
+    from rapidfuzz.distance import Levenshtein
+
+    return Levenshtein.distance(ref, hyp)
+
+
+def _cer_percent_from_edits(pairs: Sequence[tuple[int, int]]) -> float:
+    """Corpus CER in percent from :func:`character_edits`; jiwer's edge case kept: with no reference character at
+    all, jiwer returns the number of insertions (so 100 x that here)."""
+    edits, ref_chars = sum(p[0] for p in pairs), sum(p[1] for p in pairs)
+    return 100.0 * float(edits / ref_chars if ref_chars else edits)
+
+
+def _corpus_cer_percent(refs: Sequence[str], hyps: Sequence[str]) -> float:
+    return _cer_percent_from_edits(character_edits(refs, hyps))
 
 
 def _space_join(normalised: str) -> str:
     return " ".join(normalised)
+
+
+def _official_pairs(references: Sequence[str], outputs: Sequence[str]) -> tuple[list[str], list[str]]:
+    refs = [_space_join(normalize_for_cer(r)) for r in references]
+    hyps = [_space_join(normalize_for_cer(official_hypothesis_text(o))) for o in outputs]
+    return refs, hyps
 
 
 def official_cer_percent(references: Sequence[str], outputs: Sequence[str]) -> float:
@@ -91,9 +129,7 @@ def official_cer_percent(references: Sequence[str], outputs: Sequence[str]) -> f
     Raises:
         ValueError: lengths differ or the corpus is empty.
     """
-    refs = [_space_join(normalize_for_cer(r)) for r in references]
-    hyps = [_space_join(normalize_for_cer(official_hypothesis_text(o))) for o in outputs]
-    return _corpus_cer_percent(refs, hyps)
+    return _corpus_cer_percent(*_official_pairs(references, outputs))
 
 
 def strict_cer_percent(references: Sequence[str], outputs: Sequence[str]) -> float:
@@ -133,8 +169,11 @@ def official_cer_percent_by_group(references: Sequence[str], outputs: Sequence[s
     Returns:
         ``{group: cer_percent}`` with groups in ``order`` first, then any others in first-seen order.
     """
+    if not (len(references) == len(outputs) == len(groups)):
+        raise ValueError(f"{len(references)} references, {len(outputs)} outputs and {len(groups)} group labels")
     members = _group_members(groups, order)
-    return {g: official_cer_percent([references[i] for i in index], [outputs[i] for i in index]) for g, index in members.items()}
+    pairs = character_edits(*_official_pairs(references, outputs)) if references else []
+    return {g: _cer_percent_from_edits([pairs[i] for i in index]) for g, index in members.items()}
 
 
 def group_sizes(groups: Sequence[str], order: Iterable[str] = ()) -> dict[str, int]:

@@ -36,13 +36,15 @@ bootstrap 95 % CI           percentile interval of the metric over :data:`BOOTST
 
 from __future__ import annotations
 
+import operator
 import os
+import statistics
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-import jiwer
 import numpy as np
 from sklearn.metrics import accuracy_score, f1_score
 
@@ -163,14 +165,25 @@ def word_error_rate(reference: str, hypothesis: str) -> float:
         ValueError: the normalised reference is empty (WER undefined).
     """
     ref, hyp = _normalised_pair(reference, hypothesis)
-    return float(jiwer.wer(ref, hyp))
+    return _error_rate(ref.split(" "), hyp.split(" ") if hyp else [])
 
 
 def character_error_rate(reference: str, hypothesis: str) -> float:
     """CER of one item after :func:`normalize_persian` on both sides; the single spaces between words count as
     characters (jiwer ``cer``). Raises ValueError when the normalised reference is empty."""
     ref, hyp = _normalised_pair(reference, hypothesis)
-    return float(jiwer.cer(ref, hyp))
+    return _error_rate(ref, hyp)
+
+
+def _error_rate(reference: Sequence[str], hypothesis: Sequence[str]) -> float:
+    """(S + D + I) / (H + S + D) of one pair of token sequences (words, or the characters of a string), as jiwer's
+    ``wer``/``cer`` count them for a normalised pair (single spaces, no edge spaces, so jiwer's own transforms
+    change nothing): the number of edits is the Levenshtein distance, computed by rapidfuzz, the engine jiwer
+    itself calls, without jiwer's per-call alignment objects (about 15x the cost). The tests check equality with
+    ``jiwer.wer``/``jiwer.cer``."""
+    from rapidfuzz.distance import Levenshtein
+
+    return float(Levenshtein.distance(reference, hypothesis) / len(reference))
 
 
 def _normalised_pair(reference: str, hypothesis: str) -> tuple[str, str]:
@@ -188,6 +201,8 @@ def collapse_repeats(words: Sequence[str], max_n: int = MAX_REPEAT_NGRAM) -> lis
     ``a b a b a b c`` -> ``a b c``; ``x x y`` -> ``x y``.
     """
     out = list(words)
+    if longest_immediate_repeat(out, max_n) < 2:  # nothing is repeated: nothing to collapse (the usual case)
+        return out
     changed = True
     while changed:
         changed = False
@@ -203,17 +218,18 @@ def collapse_repeats(words: Sequence[str], max_n: int = MAX_REPEAT_NGRAM) -> lis
 
 
 def longest_immediate_repeat(words: Sequence[str], max_n: int = MAX_REPEAT_NGRAM) -> int:
-    """The largest number of consecutive copies of any n-gram (1 <= n <= ``max_n``) in ``words``; 1 if none repeats."""
+    """The largest number of consecutive copies of any n-gram (1 <= n <= ``max_n``) in ``words``; 1 if none repeats.
+
+    ``k`` consecutive copies of an n-gram starting at ``s`` are exactly a run of ``(k - 1) * n`` positions ``j``
+    (from ``s``) with ``words[j] == words[j + n]``, so for each n the longest such run ``L`` gives ``L // n + 1``
+    copies: one pass of word comparisons per n, no slicing (``a b a b a b c``: n = 2, run 4, 3 copies).
+    """
     best = 1
     for n in range(1, min(max_n, len(words) // 2) + 1):
-        for start in range(n):  # each phase of the n-gram grid
-            copies = 1
-            for i in range(start + n, len(words) - n + 1, n):
-                if words[i:i + n] == words[i - n:i]:
-                    copies += 1
-                    best = max(best, copies)
-                else:
-                    copies = 1
+        equal = bytes(map(operator.eq, words, words[n:]))  # 1 where words[j] == words[j + n]
+        longest = max(map(len, equal.split(b"\x00")))
+        if longest >= n:
+            best = max(best, longest // n + 1)
     return best
 
 
@@ -226,7 +242,7 @@ def is_repetition_loop(hypothesis: str) -> bool:
 def wer_after_collapse(reference: str, hypothesis: str) -> float:
     """WER of one item with the hypothesis's immediately repeated n-grams collapsed (the paper's WERfix, per item)."""
     ref, hyp = _normalised_pair(reference, hypothesis)
-    return float(jiwer.wer(ref, " ".join(collapse_repeats(hyp.split()))))
+    return _error_rate(ref.split(" "), collapse_repeats(hyp.split()))
 
 
 # ------------------------------------------------------------------------------------ translation
@@ -334,8 +350,63 @@ def bootstrap_ci(items: Sequence, statistic: Callable[[list], float], n_resample
     """
     if not items:
         raise ValueError("bootstrap interval of an empty item list is undefined")
+    if statistic in (statistics.median, statistics.fmean) and all(type(item) in (int, float) for item in items):
+        return _percentile_interval(_numeric_bootstrap_values(items, statistic, n_resamples, seed))
     values = [statistic([items[i] for i in indices]) for indices in _bootstrap_indices(len(items), n_resamples, seed)]
     return _percentile_interval(values)
+
+
+_BOOTSTRAP_ROWS_PER_BLOCK = 128
+
+
+def _numeric_bootstrap_values(items: Sequence[float], statistic: Callable, n_resamples: int, seed: int) -> list[float]:
+    """The resampled medians or means of numbers with numpy, equal bit for bit to ``statistic`` over the same
+    draws: ``np.median`` of a row is ``statistics.median`` (middle value, or ``(a + b) / 2`` of the middle two);
+    means keep ``statistics.fmean`` (exactly rounded ``math.fsum``) per row, only the gathering is vectorised.
+    The index draws are the generic path's (one ``rng.integers`` call per resample: a single call of shape
+    ``(n_resamples, n)`` draws different numbers when ``n`` is odd), memoised for the next interval of the same size;
+    the resampled values are gathered in blocks of rows."""
+    values = np.asarray(items, dtype=np.float64)
+    draws = _bootstrap_index_matrix(len(items), n_resamples, seed)
+    if statistic is statistics.fmean and _safe_for_exact_means(values):
+        return _resampled_means_exact(values, draws)
+    out: list[float] = []
+    for first in range(0, n_resamples, _BOOTSTRAP_ROWS_PER_BLOCK):
+        resampled = values[draws[first:first + _BOOTSTRAP_ROWS_PER_BLOCK]]
+        if statistic is statistics.median:
+            out.extend(np.median(resampled, axis=1).tolist())
+        else:
+            out.extend(statistics.fmean(row) for row in resampled.tolist())
+    return out
+
+
+def _safe_for_exact_means(values: np.ndarray) -> bool:
+    """True when :func:`_resampled_means_exact` is exact: finite values, fewer than 2**26 items, and every non-zero
+    magnitude in [1e-250, 1e290] (the Dekker split neither overflows nor reaches subnormal numbers)."""
+    magnitudes = np.abs(values[values != 0])
+    return bool(np.isfinite(values).all() and len(values) < 1 << 26 and (magnitudes.size == 0 or (magnitudes.min() >= 1e-250 and magnitudes.max() <= 1e290)))
+
+
+def _resampled_means_exact(values: np.ndarray, draws: np.ndarray) -> list[float]:
+    """``statistics.fmean`` of every resample (row of ``draws``), bit for bit, from counts of distinct values.
+
+    ``fmean`` is ``math.fsum`` (the exactly rounded sum) / n. A resample's sum is ``sum_k c_k * u_k`` over the
+    distinct values ``u_k`` with their counts ``c_k`` in the row; each ``u_k`` is split (Dekker) into two halves of
+    at most 26 significant bits, so with ``c_k < 2**26`` both products ``c_k * hi`` and ``c_k * lo`` are exact
+    floats, and ``math.fsum`` of these exact terms is the exactly rounded sum again: the same float as ``fsum`` of
+    the expanded row, with ``2K`` terms instead of ``n`` (WER values repeat: K is small). Finite values only.
+    """
+    import math
+
+    distinct, inverse = np.unique(values, return_inverse=True)
+    split = distinct * 134217729.0  # 2**27 + 1
+    hi = split - (split - distinct)
+    lo = distinct - hi
+    n_resamples, n_items = draws.shape
+    k = len(distinct)
+    counts = np.bincount((inverse[draws] + (np.arange(n_resamples) * k)[:, None]).ravel(), minlength=n_resamples * k).reshape(n_resamples, k)
+    terms = np.concatenate([counts * hi, counts * lo], axis=1).tolist()
+    return [math.fsum(row) / n_items for row in terms]
 
 
 def _bootstrap_indices(n_items: int, n_resamples: int, seed: int):
@@ -344,6 +415,15 @@ def _bootstrap_indices(n_items: int, n_resamples: int, seed: int):
     rng = np.random.default_rng(seed)
     for _ in range(n_resamples):
         yield rng.integers(0, n_items, size=n_items)
+
+
+@lru_cache(maxsize=2)
+def _bootstrap_index_matrix(n_items: int, n_resamples: int, seed: int) -> np.ndarray:
+    """The draws of :func:`_bootstrap_indices` as one read-only ``(n_resamples, n_items)`` array, memoised (the
+    median and mean intervals of one task resample the same item count with the same seed)."""
+    matrix = np.stack(list(_bootstrap_indices(n_items, n_resamples, seed)))
+    matrix.flags.writeable = False
+    return matrix
 
 
 def _percentile_interval(values: Sequence[float]) -> list[float]:

@@ -49,6 +49,43 @@ def test_clips_within_the_limit_are_handed_over_unchanged(tmp_path, cache_dir):
     assert not cache_dir.exists()
 
 
+def _former_array(path, max_seconds=audio.DEFAULT_MAX_SECONDS):
+    """The former hand-off, for comparison: whole file decoded 2-D, channels averaged, cut, librosa.resample."""
+    import librosa
+
+    samples, rate = soundfile.read(path, dtype="float32", always_2d=True)
+    samples = samples.mean(axis=1, dtype=np.float32)[: int(max_seconds * rate)]
+    return samples if rate == 16000 else librosa.resample(samples, orig_sr=rate, target_sr=16000).astype(np.float32)
+
+
+@pytest.mark.parametrize("seconds,rate,channels", [(2.0, 44100, 2), (1.37, 44100, 1), (0.9, 22050, 1), (3.3, 8000, 2), (31.2, 48000, 1), (31.5, 16000, 1), (2.5, 16000, 3)])
+def test_array_form_is_bit_identical_to_whole_decode_channel_mean_and_librosa_resample(tmp_path, seconds, rate, channels):
+    t = np.arange(int(seconds * rate)) / rate
+    noise = np.random.default_rng(1).normal(0, 0.05, (len(t), channels))
+    samples = (0.3 * np.sin(2 * np.pi * 440 * t)[:, None] + noise).astype(np.float32)
+    path = str(tmp_path / "c.wav")
+    soundfile.write(path, samples, rate, subtype="PCM_16")
+    new = audio.load_audio_array(path)["array"]
+    assert new.dtype == np.float32 and new.ndim == 1 and np.array_equal(new, _former_array(path))
+
+
+def test_a_cut_clip_decodes_only_the_frames_kept(tmp_path, monkeypatch):
+    path = tone(tmp_path / "long.wav", 31.0, 16000)
+    asked = []
+    real_read = soundfile.SoundFile.read
+    monkeypatch.setattr(soundfile.SoundFile, "read", lambda self, frames=-1, **kw: asked.append(frames) or real_read(self, frames, **kw))
+    assert len(audio.load_audio_array(path)["array"]) == 480000 and asked == [480000]
+
+
+def test_resampling_needs_no_librosa_import(tmp_path):
+    import subprocess
+    import sys
+
+    path = tone(tmp_path / "s.wav", 0.5, 44100)
+    code = f"import sys; from lmms_eval_tasks import audio; audio.load_audio_array({path!r}); print('librosa' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+
+
 def test_undecodable_file_and_unknown_form_are_clear_errors(tmp_path):
     bad = tmp_path / "bad.wav"
     bad.write_bytes(b"nope")

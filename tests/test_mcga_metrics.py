@@ -181,3 +181,53 @@ def test_report_prints_group_sizes_next_to_each_group_cer():
     values = {"cer_official_by_genre": {"诗": 12.345, "词": 0.0}, "n_by_genre": {"诗": 200, "词": 3}}
     assert breakdown_line(values, "genre") == "诗 12.3 (n=200) · 词 0.0 (n=3)"
     assert breakdown_line(values, "dynasty") is None
+
+
+# ----------------------------------------------------------------- speed-ups keep the results (bench/README.md)
+def _release_asr():
+    from tests.release_shaped_mcga import release_rows
+
+    rows = release_rows()["asr"]
+    return [r["asr"] for r in rows], [r["asr_r"] for r in rows], [r["genre"] for r in rows], [r["dynasty"] for r in rows]
+
+
+def test_character_edits_give_jiwer_cer_on_the_release_shaped_set_and_random_strings():
+    import random
+
+    import jiwer
+
+    refs, outputs, genres, _ = _release_asr()
+    official_refs, official_hyps = metrics._official_pairs(refs, outputs)
+    assert metrics._corpus_cer_percent(official_refs, official_hyps) == 100.0 * jiwer.cer(official_refs, official_hyps)
+    rng = random.Random(7)
+    alphabet = "床前明月光 疑是地上霜ab"
+    for _ in range(200):
+        n = rng.randint(1, 5)
+        r = [" " * rng.randint(0, 1) + "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(n)]
+        h = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 15))) for _ in range(n)]
+        assert metrics._corpus_cer_percent(r, h) == 100.0 * float(jiwer.cer(r, h)), (r, h)
+    # jiwer's edge case: no reference character at all -> the number of insertions
+    assert metrics._corpus_cer_percent(["   "], ["ab"]) == 100.0 * float(jiwer.cer(["   "], ["ab"])) == 200.0
+
+
+def test_cer_by_group_equals_the_corpus_cer_of_each_group_computed_alone():
+    refs, outputs, genres, dynasties = _release_asr()
+    for groups in (genres, dynasties):
+        by_group = metrics.official_cer_percent_by_group(refs, outputs, groups)
+        for group, value in by_group.items():
+            index = [i for i, g in enumerate(groups) if g == group]
+            assert value == metrics.official_cer_percent([refs[i] for i in index], [outputs[i] for i in index])
+    assert metrics.official_cer_percent_by_group([], [], []) == {}
+    with pytest.raises(ValueError, match="group labels"):
+        metrics.official_cer_percent_by_group(["a"], ["a"], [])
+
+
+def test_normalisation_memo_returns_what_a_cold_call_returns():
+    from mcga import normalize
+
+    refs, outputs, _, _ = _release_asr()
+    warm = [normalize.normalize_for_cer(t) for t in refs + outputs] + [normalize.normalize_for_strict_cer(t) for t in refs + outputs]
+    normalize.clear_normalisation_cache()
+    strict_first = [normalize.normalize_for_strict_cer(t) for t in refs + outputs]  # fills the shared steps 2-4 memo first
+    assert [normalize.normalize_for_cer(t) for t in refs + outputs] + strict_first == warm
+    assert normalize.normalize_for_cer("舉頭望明月！") == "举头望明月" and normalize.normalize_for_cer(None) == ""

@@ -158,3 +158,83 @@ def test_chrf_bootstrap_from_sentence_statistics_equals_recomputing_the_corpus_s
     fast = metrics.chrf_pp_bootstrap_ci(hypotheses, references, n_resamples=50)
     slow = metrics.bootstrap_ci(list(zip(hypotheses, references)), lambda s: metrics.chrf_pp([h for h, _ in s], [r for _, r in s]), n_resamples=50)
     assert fast == pytest.approx(slow)
+
+
+def test_vectorised_bootstrap_of_medians_and_means_equals_the_generic_path_bit_for_bit():
+    import random
+    import statistics
+
+    rng = random.Random(3)
+    for n in (1, 2, 7, 300, 1001):  # odd and even sizes (odd n: the index draws must stay one call per resample)
+        items = [rng.choice([0.0, 1.0, rng.random(), rng.random() * 3]) for _ in range(n)]
+        for statistic in (statistics.median, statistics.fmean):
+            generic = metrics.bootstrap_ci(items, lambda xs, f=statistic: f(xs), n_resamples=300)  # a lambda takes the generic path
+            assert metrics.bootstrap_ci(items, statistic, n_resamples=300) == generic, (n, statistic)
+
+
+def test_wer_and_cer_equal_jiwer_on_the_normalised_pair():
+    import random
+
+    import jiwer
+    from parsa.normalize import normalize_persian
+
+    words = ["می", "روم", "کتاب", "ها", "خانه", "ای", "بندر", "شلوغ", "است", "!", "A", "b", "۳"]
+    rng = random.Random(11)
+    for _ in range(300):
+        ref = " ".join(rng.choice(words) for _ in range(rng.randint(1, 12)))
+        hyp = " ".join(rng.choice(words) for _ in range(rng.randint(0, 15)))
+        if not normalize_persian(ref):
+            continue
+        r, h = normalize_persian(ref), normalize_persian(hyp)
+        assert metrics.word_error_rate(ref, hyp) == float(jiwer.wer(r, h)), (ref, hyp)
+        assert metrics.character_error_rate(ref, hyp) == float(jiwer.cer(r, h)), (ref, hyp)
+        collapsed = " ".join(metrics.collapse_repeats(h.split()))
+        assert metrics.wer_after_collapse(ref, hyp) == float(jiwer.wer(r, collapsed)), (ref, hyp)
+
+
+def _longest_repeat_by_definition(words, max_n=metrics.MAX_REPEAT_NGRAM):
+    """The definition, slice by slice on every phase of every n-gram grid (the former implementation)."""
+    best = 1
+    for n in range(1, min(max_n, len(words) // 2) + 1):
+        for start in range(n):
+            copies = 1
+            for i in range(start + n, len(words) - n + 1, n):
+                copies = copies + 1 if words[i:i + n] == words[i - n:i] else 1
+                best = max(best, copies)
+    return best
+
+
+def test_longest_immediate_repeat_and_collapse_agree_with_the_definition_on_random_word_lists():
+    import random
+
+    rng = random.Random(5)
+    assert metrics.longest_immediate_repeat("a b a b a b c".split()) == 3
+    for _ in range(2000):
+        words = [rng.choice("abc") for _ in range(rng.randint(0, 40))]
+        if rng.random() < 0.3:
+            words += words[-rng.randint(1, 4):] * rng.randint(1, 6)
+        max_n = rng.choice([1, 2, 5, metrics.MAX_REPEAT_NGRAM])
+        assert metrics.longest_immediate_repeat(words, max_n) == _longest_repeat_by_definition(words, max_n), (words, max_n)
+    assert metrics.collapse_repeats("a b c".split()) == ["a", "b", "c"] and metrics.collapse_repeats("a b a b a b c".split()) == ["a", "b", "c"]
+
+
+def test_resampled_means_from_value_counts_equal_fmean_of_each_resample_bit_for_bit():
+    import random
+    import statistics
+
+    import numpy as np
+
+    rng = random.Random(9)
+    for n, kind in [(1, "few"), (7, "few"), (500, "few"), (501, "all"), (64, "wide")]:
+        if kind == "few":
+            items = [rng.choice([0.0, 1 / 3, 0.2, 1.0, 2 / 7, 12.5]) for _ in range(n)]
+        elif kind == "all":
+            items = [rng.random() for _ in range(n)]
+        else:
+            items = [rng.choice([1e-200, 1e280, -1e280, 3.0, 1e-12, 0.1]) for _ in range(n)]  # cancellation, tiny and huge values
+        draws = metrics._bootstrap_index_matrix(n, 200, 0)
+        expected = [statistics.fmean([items[i] for i in row]) for row in draws.tolist()]
+        assert metrics._resampled_means_exact(np.asarray(items, dtype=np.float64), draws) == expected, (n, kind)
+        assert metrics.bootstrap_ci(items, statistics.fmean, n_resamples=200) == metrics.bootstrap_ci(items, lambda xs: statistics.fmean(xs), n_resamples=200)
+    assert not metrics._safe_for_exact_means(np.array([1e300, 1.0])) and not metrics._safe_for_exact_means(np.array([float("inf")]))
+    assert metrics.bootstrap_ci([1e300, 1.0, 2.0], statistics.fmean, n_resamples=50) == metrics.bootstrap_ci([1e300, 1.0, 2.0], lambda xs: statistics.fmean(xs), n_resamples=50)

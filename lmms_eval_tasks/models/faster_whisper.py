@@ -18,7 +18,25 @@ Model arguments (``--model_args k=v,...``):
     device         ``cpu`` (default), ``cuda`` or ``auto``
     compute_type   CTranslate2 compute type; default ``default`` (int8 on CPU, float16 on GPU as saved)
     beam_size      default 5; decoding is deterministic: temperature 0 with no temperature fallback
+    max_new_tokens default 224: at most this many tokens per 30 s window (see "Repetition loops" below)
+    transcript_cache  ``""`` (default): one decode per clip per run (an in-memory memo); ``default``: also keep
+                   transcripts across runs in ``cache_dir("whisper-transcripts")``; or a folder path for that
     cpu_threads    0 = CTranslate2's default
+
+Transcript cache: a transcript is keyed by the clip's content (sha256 of the 16 kHz float32 samples), language,
+task (transcribe/translate), the decoding settings (beam size, temperature 0, no conditioning on previous text,
+``max_new_tokens``) and the model (folder, ``model.bin`` size and mtime, device, compute type, faster-whisper and
+CTranslate2 versions). MCGA asks for the same clip in several tasks (the sample: 26 requests over 10 clips; the
+release: 5,000 over 1,889) and each is decoded once per run; with ``transcript_cache=default`` a re-run decodes
+nothing already decoded. The log says how many requests were decoded and how many came from the cache.
+
+Repetition loops: with temperature 0 and no fallback, faster-whisper's ``compression_ratio_threshold`` and
+``log_prob_threshold`` only matter when there is a higher temperature to fall back to, so they do not stop a loop
+here; ``no_repeat_ngram_size`` and ``repetition_penalty`` would change correct transcripts of texts that really
+repeat (poems repeat phrases), so they stay off. The bound is ``max_new_tokens`` = 224 per window: the sample
+length OpenAI's reference decoder uses (``n_text_ctx // 2``); faster-whisper's own default is up to 448 - prompt.
+Clips are at most 30 s (one window), and 224 tokens hold 30 s of read-aloud Chinese or Persian (about 150 characters
+or 90 words) with room to spare, so a loop costs at most 224 decoding steps and no real transcript is cut.
 
 The text prompt of a task is ignored (Whisper takes none); the answer is the transcript (or translation)
 of the task's audio, so on QA/MCQ tasks this model is a floor, not a competitor. A request without audio
@@ -49,7 +67,9 @@ SHIPPED_SHA256 = {
     "tokenizer.json": "fb7b63191e9bb045082c79fd742a3106a12c99513ab30df4a0d47fa6cb6fd0ab",
     "vocabulary.txt": "34ce3fe1c5041027b3f8d42912270993f986dbc4bb34cf27f951e34a1e453913",
 }
-KNOWN_ARGUMENTS = ("pretrained", "language", "task", "device", "compute_type", "beam_size", "cpu_threads", "batch_size")
+KNOWN_ARGUMENTS = ("pretrained", "language", "task", "device", "compute_type", "beam_size", "max_new_tokens", "transcript_cache", "cpu_threads", "batch_size")
+#: Per-window token bound (OpenAI Whisper's reference ``sample_len`` = n_text_ctx // 2 = 224).
+DEFAULT_MAX_NEW_TOKENS = 224
 
 
 class ShippedWeightsError(RuntimeError):
@@ -120,6 +140,77 @@ def shipped_whisper_base_dir() -> Path:
     return target
 
 
+class TranscriptCache:
+    """Transcripts by key: an in-memory memo for this run, and, with ``folder``, one JSON file per key kept across
+    runs (``folder/<key[:2]>/<key>.json``, written atomically). A damaged file is a miss (decoded again, rewritten)."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder
+        self.memo: dict[str, str] = {}
+        self.hits = self.misses = 0
+
+    def _file(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> str | None:
+        text = self.memo.get(key)
+        if text is None and self.folder is not None:
+            try:
+                text = json.loads(self._file(key).read_text(encoding="utf-8"))["text"]
+                self.memo[key] = text
+            except (OSError, ValueError, KeyError, TypeError):
+                text = None
+        if text is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return text
+
+    def put(self, key: str, text: str, settings: dict) -> None:
+        self.memo[key] = text
+        if self.folder is None:
+            return
+        path = self._file(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps({"text": text, "settings": settings}, ensure_ascii=False), encoding="utf-8")
+        os.replace(partial, path)
+
+
+def transcript_key(samples, sampling_rate: int, settings: dict) -> str:
+    """sha256 (hex) of a clip's float32 samples, its rate and the decoding ``settings`` (language, task, decoding
+    options, model identity): equal keys mean the same decode would be made."""
+    import numpy as np
+
+    digest = hashlib.sha256(np.ascontiguousarray(samples, dtype=np.float32).tobytes())
+    digest.update(json.dumps({"sampling_rate": int(sampling_rate), **settings}, sort_keys=True, default=str).encode("utf-8"))
+    return digest.hexdigest()
+
+
+def _model_identity(model_path: str, device: str, compute_type: str) -> dict:
+    from importlib.metadata import version
+
+    model_bin = Path(model_path) / "model.bin"
+    stat = model_bin.stat() if model_bin.is_file() else None
+    return {
+        "model": str(Path(model_path).resolve()) if Path(model_path).exists() else model_path,
+        "model_bin": [stat.st_size, stat.st_mtime_ns] if stat else None,
+        "device": device,
+        "compute_type": compute_type,
+        "faster_whisper": version("faster-whisper"),
+        "ctranslate2": version("ctranslate2"),
+    }
+
+
+def _cache_folder(value: str | None) -> Path | None:
+    text = str(value or "").strip()
+    if text.lower() in ("", "none", "false", "0", "off"):
+        return None
+    if text.lower() in ("default", "true", "1", "on"):
+        return cache_dir("whisper-transcripts")
+    return Path(text).expanduser()
+
+
 class FasterWhisper(CPUOrAcceleratorDevice, lmms):
     """Whisper ASR/speech-translation baseline; see the module docstring for arguments."""
 
@@ -133,6 +224,8 @@ class FasterWhisper(CPUOrAcceleratorDevice, lmms):
         device: str | None = "cpu",
         compute_type: str = "default",
         beam_size: int = 5,
+        max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+        transcript_cache: str | None = None,
         cpu_threads: int = 0,
         batch_size: int | str = 1,
         **kwargs,
@@ -152,8 +245,29 @@ class FasterWhisper(CPUOrAcceleratorDevice, lmms):
         device = "cpu" if device in (None, "", "None") else str(device).split(":")[0]
         self.model = WhisperModel(model_path, device=device, compute_type=compute_type, cpu_threads=int(cpu_threads))
         self.pretrained, self.language, self.whisper_task, self.beam_size = model_path, (language or None), task, int(beam_size)
+        self.max_new_tokens = int(max_new_tokens)
+        if self.max_new_tokens < 1:
+            raise ValueError(f"faster_whisper: max_new_tokens must be >= 1, got {max_new_tokens}")
         self._languages_logged = set()
-        logger.info(f"faster_whisper: {model_path} on {device}, language={self.language or 'from the task, else auto'}, task={task}, beam={beam_size}, temperature=0")
+        self.transcripts = TranscriptCache(_cache_folder(transcript_cache))
+        self._model_identity = _model_identity(model_path, device, compute_type)
+        cache = f", transcripts cached in {self.transcripts.folder}" if self.transcripts.folder else ""
+        logger.info(
+            f"faster_whisper: {model_path} on {device}, language={self.language or 'from the task, else auto'}, task={task}, beam={beam_size}, "
+            f"temperature=0, max_new_tokens={self.max_new_tokens}{cache}"
+        )
+
+    def decoding_settings(self, language: str | None) -> dict:
+        """Everything besides the clip that determines a transcript (the transcript cache key's content)."""
+        return {
+            "language": language or self.language,
+            "task": self.whisper_task,
+            "beam_size": self.beam_size,
+            "temperature": 0.0,
+            "condition_on_previous_text": False,
+            "max_new_tokens": self.max_new_tokens,
+            **self._model_identity,
+        }
 
     def language_for(self, task: str, gen_kwargs: dict | None) -> str | None:
         """The language to decode ``task`` in: the ``language=`` model argument, else the task's
@@ -170,10 +284,18 @@ class FasterWhisper(CPUOrAcceleratorDevice, lmms):
         """Transcript of one ``{"array", "sampling_rate": 16000}`` clip (segments joined, stripped)."""
         if audio.get("sampling_rate") != 16000:
             raise ValueError(f"faster_whisper expects 16 kHz audio, got {audio.get('sampling_rate')}")
+        settings = self.decoding_settings(language)
+        key = transcript_key(audio["array"], 16000, settings)
+        cached = self.transcripts.get(key)
+        if cached is not None:
+            return cached
         segments, _ = self.model.transcribe(
-            audio["array"], language=language or self.language, task=self.whisper_task, beam_size=self.beam_size, temperature=0.0, condition_on_previous_text=False
-        )
-        return "".join(segment.text for segment in segments).strip()
+            audio["array"], language=settings["language"], task=self.whisper_task, beam_size=self.beam_size, temperature=0.0,
+            condition_on_previous_text=False, max_new_tokens=self.max_new_tokens,
+        )  # fmt: skip
+        text = "".join(segment.text for segment in segments).strip()
+        self.transcripts.put(key, text, settings)
+        return text
 
     def generate_until(self, requests) -> list[str]:
         answers = []
@@ -186,6 +308,7 @@ class FasterWhisper(CPUOrAcceleratorDevice, lmms):
             language = self.language_for(task, _gen_kwargs)
             answers.append(" ".join(self.transcribe(a, language) for a in audios))
             self.cache_hook.add_partial("generate_until", (_context, _gen_kwargs), answers[-1])
+        logger.info(f"faster_whisper: {len(requests)} requests: {self.transcripts.misses} clips decoded, {self.transcripts.hits} transcripts from the cache (same clip, language and settings)")
         return answers
 
     def loglikelihood(self, requests):

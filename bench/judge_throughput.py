@@ -1,0 +1,200 @@
+"""The judge (:class:`lmms_eval_tasks.judge.Judge`) against a local chat-completions server with fixed latency.
+
+The server is ``tests/chat_server.py`` (a real HTTP server, one thread per request, so unlimited parallelism)
+started in a separate process on 127.0.0.1, replying after a fixed delay. Figures:
+
+- efficiency at concurrency 8 and 32 with 0.2 s and 1 s latency: ideal time (calls x latency / concurrency)
+  / measured wall time of ``Judge.complete_many`` (fresh cache, so every call goes over HTTP; goal >= 0.90), beside
+  the efficiency of a floor making the same calls with plain ``urllib`` threads (what machine and server allow);
+- a cached re-score: a new ``Judge`` (a new pass, as a re-run makes) over 1,000 requests already in the cache
+  (goal < 1 s; 0 API calls);
+- the circuit breaker with a dead endpoint (connection refused) and with a hanging one (accepts, never
+  answers; ``timeout_s`` 2 s here): wall time until 1,000 requests come back judge_failed (goal: seconds).
+
+Quick default: 8 waves per case (64 calls at concurrency 8, 256 at 32), 3 repetitions for 0.2 s and 1 for 1 s.
+``--calls 1000 --repeats 3`` is the issue's size (about 8 minutes).
+
+Usage: ``python -m bench.judge_throughput [--calls N] [--repeats N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from bench._timing import figure, header
+
+EFFICIENCY_GOAL = 0.90
+CACHED_GOAL_S = 1.0
+KEY_VAR = "BENCH_JUDGE_KEY"
+
+_SERVER = """
+import sys, time
+from http.server import ThreadingHTTPServer
+ThreadingHTTPServer.request_queue_size = 1024  # listen backlog (socketserver's default 5 drops bursts of connections: 1 s SYN retries)
+from tests.chat_server import ChatServer
+server = ChatServer(lambda messages: "3", delay_s=float(sys.argv[1]))
+server.__enter__()
+print(server.url, flush=True)
+sys.stdin.read()  # until the parent closes stdin
+"""
+
+
+class LocalServer:
+    """``tests/chat_server.py`` in a child process with ``delay_s`` latency; ``url`` once started."""
+
+    def __init__(self, delay_s: float) -> None:
+        self.process = subprocess.Popen([sys.executable, "-c", _SERVER, str(delay_s)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                        env={**os.environ, "PYTHONPATH": os.getcwd()})  # fmt: skip
+        self.url = self.process.stdout.readline().strip()
+        if not self.url.startswith("http://127.0.0.1:"):
+            self.close()
+            raise RuntimeError(f"local chat server did not start (got {self.url!r})")
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def _requests(n: int, tag: str):
+    from lmms_eval_tasks.judge import JudgeRequest
+
+    return [JudgeRequest.of([{"role": "user", "content": f"{tag} item {i}: score 1-5"}], 10) for i in range(n)]
+
+
+def _judge(url: str, concurrency: int, cache: Path, **overrides):
+    from lmms_eval_tasks.judge import Judge, JudgeConfig
+
+    config = JudgeConfig(base_url=url, model="bench", api_key_var=KEY_VAR, concurrency=concurrency, cache_path=cache, **overrides)
+    return Judge(config)
+
+
+def efficiency(latency: float, concurrency: int, calls: int, repeats: int, folder: Path) -> tuple[float, list[float]]:
+    """Median efficiency (ideal / measured wall) over ``repeats`` passes of ``calls`` fresh calls."""
+    server = LocalServer(latency)
+    walls = []
+    try:
+        for repeat in range(repeats):
+            judge = _judge(server.url, concurrency, folder / f"eff-{latency}-{concurrency}-{repeat}.sqlite3")
+            requests = _requests(calls, f"eff {latency} {concurrency} {repeat}")
+            start = time.perf_counter()
+            replies = judge.complete_many(requests, description="bench")
+            walls.append(time.perf_counter() - start)
+            failed = sum(not r.ok for r in replies)
+            if failed or judge.stats["api_calls"] != calls:
+                raise RuntimeError(f"{failed} failed replies, {judge.stats['api_calls']} API calls for {calls} requests")
+    finally:
+        server.close()
+    ideal = calls * latency / concurrency
+    return ideal / statistics.median(walls), walls
+
+
+def raw_http_floor(latency: float, concurrency: int, calls: int, repeats: int) -> tuple[float, list[float]]:
+    """The same calls as plain ``urllib.request`` POSTs from a ``ThreadPoolExecutor`` of ``concurrency`` threads (no
+    openai client, no cache, no retries): what this machine and this server allow; efficiency as above."""
+    import json
+    import urllib.request
+    from concurrent.futures import ThreadPoolExecutor
+
+    server = LocalServer(latency)
+    walls = []
+
+    def post(index: int) -> str:
+        body = json.dumps({"model": "bench", "messages": [{"role": "user", "content": f"raw {index}"}], "max_tokens": 10}).encode()
+        request = urllib.request.Request(f"{server.url}/chat/completions", body, {"Content-Type": "application/json", "Authorization": "Bearer k"})
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return json.loads(response.read())["choices"][0]["message"]["content"]
+
+    try:
+        for _ in range(repeats):
+            start = time.perf_counter()
+            with ThreadPoolExecutor(concurrency) as pool:
+                assert all(pool.map(post, range(calls)))
+            walls.append(time.perf_counter() - start)
+    finally:
+        server.close()
+    return calls * latency / concurrency / statistics.median(walls), walls
+
+
+def cached_rescore(folder: Path, calls: int = 1000) -> tuple[float, int]:
+    """Seconds for a new pass over ``calls`` requests already cached, and the API calls it made."""
+    server = LocalServer(0.0)
+    cache = folder / "cached.sqlite3"
+    requests = _requests(calls, "cached")
+    try:
+        _judge(server.url, 32, cache).complete_many(requests, description="bench fill")
+        judge = _judge(server.url, 8, cache)
+        start = time.perf_counter()
+        replies = judge.complete_many(requests, description="bench cached")
+        wall = time.perf_counter() - start
+    finally:
+        server.close()
+    assert all(r.ok and r.cached for r in replies)
+    return wall, judge.stats["api_calls"]
+
+
+def _hanging_endpoint() -> tuple[str, socket.socket]:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1024)
+    held = []
+    threading.Thread(target=lambda: [held.append(listener.accept()) for _ in iter(int, 1)], daemon=True).start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}/v1", listener
+
+
+def breaker(folder: Path, calls: int = 1000) -> dict[str, tuple[float, int, int]]:
+    """``{endpoint kind: (seconds, API calls made, judge_failed replies)}`` for ``calls`` requests at concurrency 8."""
+    dead = socket.socket()
+    dead.bind(("127.0.0.1", 0))
+    dead_url = f"http://127.0.0.1:{dead.getsockname()[1]}/v1"
+    dead.close()  # nothing listens there: connection refused
+    hanging_url, listener = _hanging_endpoint()
+    out = {}
+    for kind, url, overrides in (("dead (connection refused)", dead_url, {}), ("hanging (timeout_s=2)", hanging_url, {"timeout_s": 2.0})):
+        judge = _judge(url, 8, folder / f"breaker-{len(out)}.sqlite3", **overrides)
+        start = time.perf_counter()
+        replies = judge.complete_many(_requests(calls, f"breaker {kind}"), description="bench breaker")
+        out[kind] = (time.perf_counter() - start, judge.stats["api_calls"], sum(not r.ok for r in replies))
+    listener.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=0, help="calls per efficiency case (default: 8 waves: 8 x concurrency)")
+    parser.add_argument("--repeats", type=int, default=0, help="repetitions per case (default 3 at 0.2 s, 1 at 1 s)")
+    args = parser.parse_args(argv)
+    os.environ[KEY_VAR] = "bench-local-key"
+    os.environ.setdefault("TQDM_DISABLE", "1")
+    header("judge throughput against a local server")
+    folder = Path(tempfile.mkdtemp(prefix="bench-judge-"))
+    for latency in (0.2, 1.0):
+        for concurrency in (8, 32):
+            calls = args.calls or 8 * concurrency
+            repeats = args.repeats or (3 if latency < 1 else 1)
+            floor, floor_walls = raw_http_floor(latency, concurrency, calls, repeats)
+            value, walls = efficiency(latency, concurrency, calls, repeats, folder)
+            figure(f"judge_efficiency latency={latency}s concurrency={concurrency} ({calls} calls)", value, f">= {EFFICIENCY_GOAL}", value >= EFFICIENCY_GOAL,
+                   f"ideal {calls * latency / concurrency:.2f} s, walls {', '.join(f'{w:.2f}' for w in walls)} s; "
+                   f"floor (plain urllib threads) reaches {floor:.3f}, judge/floor {value / floor:.3f}")  # fmt: skip
+    wall, api_calls = cached_rescore(folder)
+    figure("judge_cached_rescore_seconds (1000 cached items, new pass)", wall, f"< {CACHED_GOAL_S} s", wall < CACHED_GOAL_S and api_calls == 0, f"{api_calls} API calls")
+    for kind, (seconds, api_calls, failed) in breaker(folder).items():
+        figure(f"judge_breaker_seconds {kind}, 1000 items", seconds, "seconds, not hours", seconds < 60, f"{api_calls} API calls, {failed} judge_failed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
