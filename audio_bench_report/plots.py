@@ -45,9 +45,14 @@ def safe_label(text: str) -> str:
     unjoined and in the wrong order.
     """
     covered = _charmap()
-    if all(ord(ch) in covered and unicodedata.bidirectional(ch) not in ("R", "AL") for ch in text):
-        return text
-    return " ".join(f"U+{ord(ch):04X}" if ord(ch) > 127 else ch for ch in text)
+
+    def drawable(ch: str) -> bool:  # line breaks and spaces are layout, not glyphs
+        return ch.isspace() or (ord(ch) in covered and unicodedata.bidirectional(ch) not in ("R", "AL"))
+
+    def escaped(word: str) -> str:  # a word with an undrawable letter: each character on its own, codes for those
+        return word if all(map(drawable, word)) else " ".join(ch if drawable(ch) else f"U+{ord(ch):04X}" for ch in word)
+
+    return " ".join(escaped(word) for word in text.split(" "))
 
 
 def save(fig, stem: Path) -> list[Path]:

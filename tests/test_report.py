@@ -191,6 +191,7 @@ def test_every_figure_is_written_as_png_and_svg_without_missing_glyphs(runs):
     assert not [w for w in runs["warnings"] if "missing from" in w or "Glyph" in w]  # no tofu: every drawn glyph exists
     # Labels the font cannot draw (CJK) or shape (Persian) are never drawn raw.
     assert safe_label("Shi") == "Shi" and safe_label("诗") == "U+8BD7" and safe_label("وزن") == "U+0648 U+0632 U+0646"
+    assert safe_label("Shi\nn=3") == "Shi\nn=3" and safe_label("Fu 赋") == "Fu U+8D4B"  # layout characters are not glyphs
 
 
 def test_html_page_is_self_contained_and_md_links_the_figures(runs):
