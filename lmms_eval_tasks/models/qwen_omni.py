@@ -289,6 +289,15 @@ class _QwenOmniThinker(lmms):
             logger.error(f"{self.model_family}: generation failed for {task} doc {doc_id}: {type(error).__name__}: {error}\n{traceback.format_exc()}")
             return failed_generation(error)
 
+    def generate_until(self, requests) -> list[str]:
+        """One answer per request, in order; a document whose generation raises gets :func:`failed_generation`."""
+        answers = []
+        for request in tqdm(requests, disable=(self.rank != 0), desc=self.model_family):
+            context, gen_kwargs, messages, task, doc_id = self._request_messages(request)
+            answers.append(self._answer(messages, dict(gen_kwargs), task, doc_id))
+            self.cache_hook.add_partial("generate_until", (context, gen_kwargs), answers[-1])
+        return answers
+
     def loglikelihood(self, requests):
         raise NotImplementedError(f"{self.model_family} only generates text")
 
@@ -301,14 +310,9 @@ class _ChatRequests:
 
     is_simple = False
 
-    def generate_until(self, requests) -> list[str]:
-        answers = []
-        for request in tqdm(requests, disable=(self.rank != 0), desc=self.model_family):
-            context, doc_to_messages, gen_kwargs, doc_id, task, split = request.args
-            messages = doc_to_messages(self.task_dict[task][split][doc_id])
-            answers.append(self._answer(messages, dict(gen_kwargs), task, doc_id))
-            self.cache_hook.add_partial("generate_until", (context, gen_kwargs), answers[-1])
-        return answers
+    def _request_messages(self, request):
+        context, doc_to_messages, gen_kwargs, doc_id, task, split = request.args
+        return context, gen_kwargs, doc_to_messages(self.task_dict[task][split][doc_id]), task, doc_id
 
 
 class _SimpleRequests:
@@ -316,15 +320,11 @@ class _SimpleRequests:
 
     is_simple = True
 
-    def generate_until(self, requests) -> list[str]:
-        answers = []
-        for request in tqdm(requests, disable=(self.rank != 0), desc=self.model_family):
-            context, gen_kwargs, doc_to_visual, doc_id, task, split = request.args
-            visuals = doc_to_visual(self.task_dict[task][split][doc_id]) or []
-            content = [{"type": "audio", "url": visual} for visual in visuals] + [{"type": "text", "text": context}]
-            answers.append(self._answer([{"role": "user", "content": content}], dict(gen_kwargs), task, doc_id))
-            self.cache_hook.add_partial("generate_until", (context, gen_kwargs), answers[-1])
-        return answers
+    def _request_messages(self, request):
+        context, gen_kwargs, doc_to_visual, doc_id, task, split = request.args
+        visuals = doc_to_visual(self.task_dict[task][split][doc_id]) or []
+        content = [{"type": "audio", "url": visual} for visual in visuals] + [{"type": "text", "text": context}]
+        return context, gen_kwargs, [{"role": "user", "content": content}], task, doc_id
 
 
 class _Qwen2_5Omni(_QwenOmniThinker):
