@@ -53,6 +53,19 @@ QWEN2_AUDIO_CHAT_TEMPLATE = (
 )
 
 
+
+def _save_omni_processor_files(out: Path, processor_class: str, chat_template: str) -> None:
+    """One preprocessor_config.json with both processors' fields (as in the hub repositories) and the chat template."""
+    from transformers import Qwen2VLImageProcessorPil, WhisperFeatureExtractor
+
+    preprocessor = {
+        **WhisperFeatureExtractor(feature_size=128, chunk_length=300, sampling_rate=16000, hop_length=160, n_fft=400).to_dict(),
+        **{k: v for k, v in Qwen2VLImageProcessorPil().to_dict().items() if k != "processor_class"},
+        "feature_extractor_type": "WhisperFeatureExtractor", "image_processor_type": "Qwen2VLImageProcessor", "processor_class": processor_class,
+    }  # fmt: skip
+    (out / "preprocessor_config.json").write_text(json.dumps(preprocessor, indent=2), encoding="utf-8")
+    (out / "chat_template.json").write_text(json.dumps({"chat_template": chat_template}), encoding="utf-8")
+
 def _training_texts() -> list[str]:
     """The shipped sample rows (MCGA jsonl, PARSA csv) and the MCGA prompt file: the scripts the models will see."""
     files = sorted((ROOT / "mcga").rglob("*.jsonl")) + sorted((ROOT / "parsa" / "sample_data").rglob("*.csv"))
@@ -95,7 +108,7 @@ def _stop_soon(generation_config, eos_token_id: int) -> None:
 def build_tiny_qwen2_5_omni(out: str | Path) -> Path:
     """A Qwen2.5-Omni checkpoint (thinker + talker + token2wav, as on the hub) with ~1 M random weights at ``out``."""
     import torch
-    from transformers import Qwen2_5OmniConfig, Qwen2_5OmniForConditionalGeneration, Qwen2VLImageProcessorPil, WhisperFeatureExtractor
+    from transformers import Qwen2_5OmniConfig, Qwen2_5OmniForConditionalGeneration
 
     out = Path(out)
     tokenizer = build_tokenizer(QWEN_SPECIAL + OMNI_EXTRA_SPECIAL)
@@ -134,14 +147,7 @@ def build_tiny_qwen2_5_omni(out: str | Path) -> Path:
     _stop_soon(model.generation_config, ids["<|im_end|>"])
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    # One preprocessor_config.json with both processors' fields, as in the hub repository.
-    preprocessor = {
-        **WhisperFeatureExtractor(feature_size=128, chunk_length=300, sampling_rate=16000, hop_length=160, n_fft=400).to_dict(),
-        **{k: v for k, v in Qwen2VLImageProcessorPil().to_dict().items() if k != "processor_class"},
-        "feature_extractor_type": "WhisperFeatureExtractor", "image_processor_type": "Qwen2VLImageProcessor", "processor_class": "Qwen2_5OmniProcessor",
-    }  # fmt: skip
-    (out / "preprocessor_config.json").write_text(json.dumps(preprocessor, indent=2), encoding="utf-8")
-    (out / "chat_template.json").write_text(json.dumps({"chat_template": OMNI_CHAT_TEMPLATE}), encoding="utf-8")
+    _save_omni_processor_files(out, "Qwen2_5OmniProcessor", OMNI_CHAT_TEMPLATE)
     torch.save({"Chelsie": {"bos_token": ids["<|im_start|>"]}, "Ethan": {"bos_token": ids["<|im_start|>"]}}, out / "spk_dict.pt")
     return out
 
@@ -165,7 +171,7 @@ def build_tiny_qwen3_omni_thinker(out: str | Path) -> Path:
     The chat template renders audio as ``<|audio_start|><|audio_pad|><|audio_end|>`` and adds no system turn.
     """
     import torch
-    from transformers import Qwen2VLImageProcessorPil, Qwen3OmniMoeThinkerConfig, Qwen3OmniMoeThinkerForConditionalGeneration, WhisperFeatureExtractor
+    from transformers import Qwen3OmniMoeThinkerConfig, Qwen3OmniMoeThinkerForConditionalGeneration
 
     out = Path(out)
     special = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", *QWEN3_OMNI_TOKENS.values()]
@@ -191,13 +197,7 @@ def build_tiny_qwen3_omni_thinker(out: str | Path) -> Path:
     model.generation_config.pad_token_id = ids["<|endoftext|>"]
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    preprocessor = {
-        **WhisperFeatureExtractor(feature_size=128, chunk_length=300, sampling_rate=16000, hop_length=160, n_fft=400).to_dict(),
-        **{k: v for k, v in Qwen2VLImageProcessorPil().to_dict().items() if k != "processor_class"},
-        "feature_extractor_type": "WhisperFeatureExtractor", "image_processor_type": "Qwen2VLImageProcessor", "processor_class": "Qwen3OmniMoeProcessor",
-    }  # fmt: skip
-    (out / "preprocessor_config.json").write_text(json.dumps(preprocessor, indent=2), encoding="utf-8")
-    (out / "chat_template.json").write_text(json.dumps({"chat_template": QWEN3_OMNI_CHAT_TEMPLATE}), encoding="utf-8")
+    _save_omni_processor_files(out, "Qwen3OmniMoeProcessor", QWEN3_OMNI_CHAT_TEMPLATE)
     return out
 
 
