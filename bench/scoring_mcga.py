@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args(argv)
     header("MCGA ASR scoring, 1,000 release-shaped rows")
-    from mcga import metrics, normalize
+    from mcga import metrics
     from tests.release_shaped_mcga import write_runner_rows
 
     rows, docs = _docs_and_items()
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         skip(f"no official scorer at {official_dir}/eval_model.py (pass --official DIR; see tests/fixtures/README_mcga_release_shaped.md): only our times are shown")
 
     def cold():
-        normalize.clear_normalisation_cache()
+        metrics.clear_scoring_cache()  # the normalisation memo and the per-corpus edits
 
     results = alternate(cases, args.repeats, setup=cold)
     report(results)

@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
           f"excluded {result['excluded']}, repetition_rate {result['repetition_rate']:.3f}")
     def cold():
         clear_normalisation_cache()
-        metrics._bootstrap_index_matrix.cache_clear()
+        metrics.clear_bootstrap_cache()
 
     results = alternate({"floor: jiwer.wer per item": floor, "ours: score_response + aggregations": ours}, args.repeats, setup=cold)
     report(results)

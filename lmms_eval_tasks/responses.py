@@ -102,11 +102,14 @@ def valid_text(text: str) -> tuple[str, int]:
         return joined, joined.count("\ufffd") - text.count("\ufffd")
 
 
+_NOT_ALPHANUMERIC = re.compile(r"[\W_]+")
+
+
 def normalised_text(text: str) -> str:
     """NFKC, casefolded, every run of non-alphanumeric characters (spaces, punctuation, symbols, marks, ZWNJ) one
     space, stripped: the form compared by the echo and identical-answer checks (``'{"answer": 3}'`` -> ``answer 3``)."""
     folded = unicodedata.normalize("NFKC", text).casefold()
-    return re.sub(r"[\W_]+", " ", folded).strip()
+    return _NOT_ALPHANUMERIC.sub(" ", folded).strip()
 
 
 def _ngrams(text: str) -> set[str]:
@@ -126,11 +129,22 @@ def _overlap(answer: set[str], source: set[str]) -> tuple[float, float]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _prompt_text_ngrams(text: str) -> tuple[str, frozenset[str]]:
-    """:func:`normalised_text` of a prompt text and its 3-grams, memoised: a task sends the same system prompt and
-    instruction with every document, so they are normalised once per run, not once per document."""
+def _prompt_sources(prompt_texts: tuple[str, ...]) -> tuple[tuple[str, frozenset[str] | None, frozenset[str]], ...]:
+    """The sources :func:`echoes_prompt` compares a response with, for one tuple of prompt texts, memoised (a task
+    sends the same system prompt and instruction with every document, so they are prepared once per run, not once
+    per document): each non-empty prompt text, then all of them joined when there are several, as
+    ``(normalised text, its 3-grams, its characters other than the space)``; the 3-grams are ``None`` for a text shorter than
+    :data:`ECHO_MIN_SOURCE_CHARS`, which counts only when equal."""
+    sources = [t for t in prompt_texts if t] + ([" ".join(prompt_texts)] if len(prompt_texts) > 1 else [])
+    return tuple(_prompt_text_ngrams(source) for source in sources)
+
+
+@functools.lru_cache(maxsize=4096)
+def _prompt_text_ngrams(text: str) -> tuple[str, frozenset[str] | None, frozenset[str]]:
+    """One source of :func:`_prompt_sources`, memoised per text (a system prompt is shared by documents whose
+    questions differ): ``(normalised text, its 3-grams or None, its characters other than the space)``."""
     normalised = normalised_text(text)
-    return normalised, frozenset(_ngrams(normalised))
+    return normalised, (frozenset(_ngrams(normalised)) if len(normalised) >= ECHO_MIN_SOURCE_CHARS else None), frozenset(normalised) - {" "}
 
 
 def echoes_prompt(response: str, prompt_texts: Sequence[str]) -> bool:
@@ -145,16 +159,34 @@ def echoes_prompt(response: str, prompt_texts: Sequence[str]) -> bool:
     one sentence); a short instruction (a question) then counts only when echoed exactly, since answers restate
     questions ("这首诗的体裁是诗" for "这首诗的体裁是什么？").
     """
-    answer = normalised_text(response)
+    return _echoes_normalised(normalised_text(response), prompt_texts)
+
+
+def _echoes_normalised(answer: str, prompt_texts: Sequence[str]) -> bool:
+    """:func:`echoes_prompt` of a response already passed through :func:`normalised_text`.
+
+    Overlaps that cannot reach the thresholds are not computed (the result is the same): a source sharing no
+    character other than the space with the answer shares no 3-gram (``from_prompt`` = 0; an answer in another
+    script than the prompt, the usual case): a normalised text has single spaces, so every 3-gram holds another
+    character; and the shared 3-grams are at most as many as either side's, so ``from_prompt <= len(source) /
+    len(answer)`` and ``covered <= len(answer) / len(source)`` (the same float divisions, which keep that order):
+    when either bound is under its threshold the source is skipped. The answer's 3-grams are built only when some
+    source needs them."""
     if len(answer) < 2:
         return False
-    sources = [t for t in prompt_texts if t] + ([" ".join(prompt_texts)] if len(prompt_texts) > 1 else [])
-    answer_ngrams = _ngrams(answer)
-    for source in sources:
-        normalised, source_ngrams = _prompt_text_ngrams(source)
+    answer_ngrams = answer_characters = None
+    for normalised, source_ngrams, source_characters in _prompt_sources(tuple(prompt_texts)):
         if answer == normalised:
             return True
-        if len(normalised) >= ECHO_MIN_SOURCE_CHARS:
+        if source_ngrams is None:
+            continue
+        if answer_characters is None:
+            answer_characters = set(answer)
+        if not source_characters.isdisjoint(answer_characters):
+            if answer_ngrams is None:
+                answer_ngrams = _ngrams(answer)
+            if answer_ngrams and source_ngrams and (len(source_ngrams) / len(answer_ngrams) < ECHO_RESPONSE_FROM_PROMPT or len(answer_ngrams) / len(source_ngrams) < ECHO_PROMPT_COVERED):
+                continue
             from_prompt, covered = _overlap(answer_ngrams, source_ngrams)
             if from_prompt >= ECHO_RESPONSE_FROM_PROMPT and covered >= ECHO_PROMPT_COVERED:
                 return True
@@ -168,7 +200,13 @@ def sentences(text: str) -> list[str]:
     """The sentences and lines of a fixed instruction text (split after ``. ! ? ;`` and their CJK forms, and at line
     breaks), so that an echo of one sentence of a long instruction is found by :func:`echoes_prompt`. Split only
     instruction text, never content (options, passages): an answer may quote an option."""
-    return [piece.strip() for piece in _SENTENCE_END.split(text) if piece.strip()]
+    return list(_sentences(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _sentences(text: str) -> tuple[str, ...]:
+    """:func:`sentences`, memoised: hooks split the same fixed instruction for every document."""
+    return tuple(piece.strip() for piece in _SENTENCE_END.split(text) if piece.strip())
 
 
 def _placeholder_form(text: str) -> str:
@@ -181,10 +219,13 @@ def copied_placeholder(response: str, placeholders: Sequence[str]) -> str | None
     Placeholders are compared with their punctuation (``<option number>`` is one, "the option number is 3" does
     not contain it); get them from the prompt's format with :func:`format_placeholders`.
     """
-    text = _placeholder_form(response)
+    text = None
     for placeholder in placeholders:
-        if placeholder.strip() and _placeholder_form(placeholder) in text:
-            return placeholder
+        if placeholder.strip():
+            if text is None:  # built only when there is a placeholder to look for
+                text = _placeholder_form(response)
+            if _placeholder_form(placeholder) in text:
+                return placeholder
     return None
 
 
@@ -255,15 +296,16 @@ def check_response(
     answer = "" if failure is not None else text
     empty = failure is None and not answer.strip()
     answered = failure is None and not empty
+    normalised = normalised_text(answer) if answered else ""  # once for the echo check and the answer key
     record = {
         "task": task,
         "id": str(doc_id),
         "failure": failure,
         "empty": empty,
-        "echo": answered and echoes_prompt(answer, prompt_texts),
+        "echo": answered and _echoes_normalised(normalised, prompt_texts),
         "placeholder": copied_placeholder(answer, placeholders) if answered else None,
         "invalid_text_replaced": replaced,
-        "answer_key": _key(normalised_text(answer)) if answered else None,
+        "answer_key": _key(normalised) if answered else None,
         "gold_key": _key(normalised_text(str(gold))),
         "input_key": _key("\x00".join([clip or "", *prompt_texts])),
         "closed_answer_set": closed_answer_set,

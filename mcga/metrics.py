@@ -32,6 +32,7 @@ from importlib.metadata import version
 
 
 from mcga.normalize import (
+    clear_normalisation_cache,
     normalize_for_cer,
     normalize_for_strict_cer,
     normalizer_signature,
@@ -79,17 +80,14 @@ def character_edits(refs: Sequence[str], hyps: Sequence[str]) -> list[tuple[int,
         raise ValueError(f"{len(refs)} references but {len(hyps)} hypotheses")
     if not refs:
         raise ValueError("CER of an empty corpus is undefined")
+    from rapidfuzz.distance import Levenshtein
+
+    distance = Levenshtein.distance
     pairs = []
     for ref, hyp in zip(refs, hyps):
         ref, hyp = ref.strip(), hyp.strip()
-        pairs.append((_levenshtein(ref, hyp), len(ref)))
+        pairs.append((distance(ref, hyp), len(ref)))
     return pairs
-
-
-def _levenshtein(ref: str, hyp: str) -> int:
-    from rapidfuzz.distance import Levenshtein
-
-    return Levenshtein.distance(ref, hyp)
 
 
 def _cer_percent_from_edits(pairs: Sequence[tuple[int, int]]) -> float:
@@ -113,6 +111,30 @@ def _official_pairs(references: Sequence[str], outputs: Sequence[str]) -> tuple[
     return refs, hyps
 
 
+def _official_edits(references: Sequence[str], outputs: Sequence[str]) -> tuple[tuple[int, int], ...]:
+    """:func:`character_edits` of :func:`_official_pairs`, memoised per corpus (by content, not identity): the corpus
+    CER and the CER by genre and by dynasty of one task read the same pairs, which are aligned once. (A corpus
+    holding an unhashable value is computed without the memo.)"""
+    try:
+        key = (tuple(references), tuple(outputs))
+        hash(key)
+    except TypeError:
+        return tuple(character_edits(*_official_pairs(references, outputs)))
+    return _official_edits_memo(*key)
+
+
+@lru_cache(maxsize=4)
+def _official_edits_memo(references: tuple, outputs: tuple) -> tuple[tuple[int, int], ...]:
+    return tuple(character_edits(*_official_pairs(references, outputs)))
+
+
+def clear_scoring_cache() -> None:
+    """Forget the memoised per-corpus edits and the normalised strings (results do not change; benchmarks time cold
+    runs)."""
+    _official_edits_memo.cache_clear()
+    clear_normalisation_cache()
+
+
 def official_cer_percent(references: Sequence[str], outputs: Sequence[str]) -> float:
     """Corpus CER (percent) exactly as the official MCGA script computes it.
 
@@ -129,7 +151,9 @@ def official_cer_percent(references: Sequence[str], outputs: Sequence[str]) -> f
     Raises:
         ValueError: lengths differ or the corpus is empty.
     """
-    return _corpus_cer_percent(*_official_pairs(references, outputs))
+    if len(references) != len(outputs):
+        raise ValueError(f"{len(references)} references but {len(outputs)} hypotheses")
+    return _cer_percent_from_edits(_official_edits(references, outputs))
 
 
 def strict_cer_percent(references: Sequence[str], outputs: Sequence[str]) -> float:
@@ -172,7 +196,7 @@ def official_cer_percent_by_group(references: Sequence[str], outputs: Sequence[s
     if not (len(references) == len(outputs) == len(groups)):
         raise ValueError(f"{len(references)} references, {len(outputs)} outputs and {len(groups)} group labels")
     members = _group_members(groups, order)
-    pairs = character_edits(*_official_pairs(references, outputs)) if references else []
+    pairs = _official_edits(references, outputs) if references else ()
     return {g: _cer_percent_from_edits([pairs[i] for i in index]) for g, index in members.items()}
 
 

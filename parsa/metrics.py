@@ -199,19 +199,19 @@ def collapse_repeats(words: Sequence[str], max_n: int = MAX_REPEAT_NGRAM) -> lis
     For n = 1, 2, ..., max_n: scanning left to right, whenever ``words[i:i+n] == words[i+n:i+2n]`` the second copy is
     deleted (and the same position is checked again); the passes repeat until a full pass changes nothing.
     ``a b a b a b c`` -> ``a b c``; ``x x y`` -> ``x y``.
+
+    Implementation (same output as the definition, tested on random and adversarial lists): a slice is compared only
+    where its first words are equal (``words[i] == words[i+n]``, necessary for equal slices of strings), and instead
+    of a last full pass that would change nothing, :func:`longest_immediate_repeat` says whether any repeat is left
+    (a full pass changes nothing exactly when no n-gram, n <= ``max_n``, is immediately repeated).
     """
     out = list(words)
-    if longest_immediate_repeat(out, max_n) < 2:  # nothing is repeated: nothing to collapse (the usual case)
-        return out
-    changed = True
-    while changed:
-        changed = False
+    while longest_immediate_repeat(out, max_n) >= 2:  # nothing repeated: a full pass would change nothing
         for n in range(1, max_n + 1):
             i = 0
             while i + 2 * n <= len(out):
-                if out[i:i + n] == out[i + n:i + 2 * n]:
+                if out[i] == out[i + n] and out[i:i + n] == out[i + n:i + 2 * n]:
                     del out[i + n:i + 2 * n]
-                    changed = True
                 else:
                     i += 1
     return out
@@ -223,14 +223,48 @@ def longest_immediate_repeat(words: Sequence[str], max_n: int = MAX_REPEAT_NGRAM
     ``k`` consecutive copies of an n-gram starting at ``s`` are exactly a run of ``(k - 1) * n`` positions ``j``
     (from ``s``) with ``words[j] == words[j + n]``, so for each n the longest such run ``L`` gives ``L // n + 1``
     copies: one pass of word comparisons per n, no slicing (``a b a b a b c``: n = 2, run 4, 3 copies).
+
+    Work skipped (the result is the same, tested against the slice-by-slice definition): a list of distinct words
+    (the usual hypothesis) repeats nothing; an n can give at most ``len(words) // n`` copies, so the scan stops at the
+    first n where that is no more than the best found (a loop found at n = 3 ends the scan); and in a list of at
+    most :data:`_PAIR_COUNT_MAX_WORDS` words, an n is scanned only if at least n pairs of equal words lie n apart
+    (a run of n positions needs them).
     """
+    size = len(words)
+    limit = min(max_n, size // 2)
+    if limit < 1 or len(set(words)) == size:
+        return 1
+    pairs_at = _equal_pairs_by_distance(words, limit) if size <= _PAIR_COUNT_MAX_WORDS else None
     best = 1
-    for n in range(1, min(max_n, len(words) // 2) + 1):
+    for n in range(1, limit + 1):
+        if size // n <= best:
+            break
+        if pairs_at is not None and pairs_at.get(n, 0) < n:
+            continue
         equal = bytes(map(operator.eq, words, words[n:]))  # 1 where words[j] == words[j + n]
         longest = max(map(len, equal.split(b"\x00")))
         if longest >= n:
             best = max(best, longest // n + 1)
     return best
+
+
+#: Lists up to this length count their equal-word pairs per distance before scanning (longer ones, such as
+#: repetition loops, would pay more for the count than the scan, which the ``len // n`` bound cuts short anyway).
+_PAIR_COUNT_MAX_WORDS = 40
+
+
+def _equal_pairs_by_distance(words: Sequence[str], limit: int) -> dict[int, int]:
+    """``{d: number of j with words[j] == words[j + d]}`` for 1 <= d <= ``limit`` (zero counts left out)."""
+    positions: dict[str, list[int]] = {}
+    pairs_at: dict[int, int] = {}
+    for j, word in enumerate(words):
+        earlier = positions.setdefault(word, [])
+        for i in reversed(earlier):
+            if j - i > limit:
+                break
+            pairs_at[j - i] = pairs_at.get(j - i, 0) + 1
+        earlier.append(j)
+    return pairs_at
 
 
 def is_repetition_loop(hypothesis: str) -> bool:
@@ -243,6 +277,30 @@ def wer_after_collapse(reference: str, hypothesis: str) -> float:
     """WER of one item with the hypothesis's immediately repeated n-grams collapsed (the paper's WERfix, per item)."""
     ref, hyp = _normalised_pair(reference, hypothesis)
     return _error_rate(ref.split(" "), collapse_repeats(hyp.split()))
+
+
+def asr_item_scores(reference: str, hypothesis: str) -> dict[str, float | bool]:
+    """The four per-item ASR scores at once: ``{"wer", "cer", "wer_fix", "repetition_loop"}``, equal to
+    :func:`word_error_rate`, :func:`character_error_rate`, :func:`wer_after_collapse` and :func:`is_repetition_loop`
+    of the same pair (fractions; tested equal), with each side normalised and split once and the repeated n-grams
+    searched once: a hypothesis with no immediate repeat is its own collapse, so its WERfix is its WER.
+
+    Raises:
+        ValueError: the normalised reference is empty.
+    """
+    ref, hyp = _normalised_pair(reference, hypothesis)
+    ref_words = ref.split(" ")
+    hyp_words = hyp.split(" ") if hyp else []
+    wer = _error_rate(ref_words, hyp_words)
+    words = hyp.split()  # the same list as hyp_words: a normalised text has single spaces and no edge spaces
+    repeats = longest_immediate_repeat(words)
+    collapsed = collapse_repeats(words) if repeats >= 2 else words
+    return {
+        "wer": wer,
+        "cer": _error_rate(ref, hyp),
+        "wer_fix": wer if collapsed == hyp_words else _error_rate(ref_words, collapsed),
+        "repetition_loop": repeats >= LOOP_MIN_COPIES,
+    }
 
 
 # ------------------------------------------------------------------------------------ translation
@@ -360,16 +418,23 @@ _BOOTSTRAP_ROWS_PER_BLOCK = 128
 
 
 def _numeric_bootstrap_values(items: Sequence[float], statistic: Callable, n_resamples: int, seed: int) -> list[float]:
-    """The resampled medians or means of numbers with numpy, equal bit for bit to ``statistic`` over the same
-    draws: ``np.median`` of a row is ``statistics.median`` (middle value, or ``(a + b) / 2`` of the middle two);
-    means keep ``statistics.fmean`` (exactly rounded ``math.fsum``) per row, only the gathering is vectorised.
-    The index draws are the generic path's (one ``rng.integers`` call per resample: a single call of shape
-    ``(n_resamples, n)`` draws different numbers when ``n`` is odd), memoised for the next interval of the same size;
-    the resampled values are gathered in blocks of rows."""
+    """The resampled medians or means of numbers, equal bit for bit to ``statistic`` over the same draws.
+
+    The index draws are the generic path's (:func:`_bootstrap_indices`), memoised for the next interval of the same
+    size.
+    For finite values with no negative zero (:func:`_countable`), each resample is reduced to the counts of the
+    distinct values in it (:func:`_resample_counts`, memoised: the median and the mean interval of one task share
+    them), and :func:`_medians_from_counts` / :func:`_means_from_counts` read the statistics off the counts.
+    Otherwise the resampled values are gathered in blocks of rows: ``np.median`` of a row is ``statistics.median``
+    (middle value, or ``(a + b) / 2`` of the middle two), and means keep ``statistics.fmean`` per row."""
     values = np.asarray(items, dtype=np.float64)
+    if _countable(items, values):
+        distinct, counts = _resample_counts(values.tobytes(), n_resamples, seed)
+        if statistic is statistics.median:
+            return _medians_from_counts(distinct, counts, len(values))
+        if _safe_for_exact_means(values):
+            return _means_from_counts(distinct, counts, len(values))
     draws = _bootstrap_index_matrix(len(items), n_resamples, seed)
-    if statistic is statistics.fmean and _safe_for_exact_means(values):
-        return _resampled_means_exact(values, draws)
     out: list[float] = []
     for first in range(0, n_resamples, _BOOTSTRAP_ROWS_PER_BLOCK):
         resampled = values[draws[first:first + _BOOTSTRAP_ROWS_PER_BLOCK]]
@@ -380,48 +445,118 @@ def _numeric_bootstrap_values(items: Sequence[float], statistic: Callable, n_res
     return out
 
 
+def _countable(items: Sequence[float], values: np.ndarray) -> bool:
+    """True when the counts of distinct values stand for the values themselves: every value finite, no negative
+    zero (``np.unique`` would merge it with 0.0), fewer than 2**26 items, and every integer item exactly a float
+    (``abs <= 2**53``)."""
+    if len(values) >= 1 << 26 or not np.isfinite(values).all() or np.signbit(values[values == 0]).any():
+        return False
+    return all(type(item) is float or abs(item) <= 1 << 53 for item in items)
+
+
+@lru_cache(maxsize=2)
+def _resample_counts(values_bytes: bytes, n_resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct, counts)``: the sorted distinct values (float64) of the items (``values_bytes``, a float64
+    array's bytes) and the ``(n_resamples, K)`` matrix of how often each occurs in each resample of
+    :func:`_bootstrap_index_matrix`; both read-only, memoised."""
+    values = np.frombuffer(values_bytes, dtype=np.float64)
+    distinct, inverse = np.unique(values, return_inverse=True)
+    draws = _bootstrap_index_matrix(len(values), n_resamples, seed)
+    k = len(distinct)
+    offsets = (np.arange(n_resamples, dtype=np.intp) * k)[:, None]
+    counts = np.bincount((inverse.astype(np.intp)[draws] + offsets).ravel(), minlength=n_resamples * k).reshape(n_resamples, k)
+    distinct.flags.writeable = False
+    counts.flags.writeable = False
+    return distinct, counts
+
+
+def _medians_from_counts(distinct: np.ndarray, counts: np.ndarray, n_items: int) -> list[float]:
+    """``statistics.median`` of every resample, bit for bit, from its counts of the sorted distinct values.
+
+    In a resample, the value at sorted position ``p`` (0-based) is ``distinct[k]`` with ``k`` the number of distinct
+    values whose cumulative count is ``<= p``. ``statistics.median`` returns the value at ``n // 2`` for odd ``n``
+    and ``(data[n//2 - 1] + data[n//2]) / 2`` for even ``n``: the same IEEE addition and division here.
+    """
+    cumulative = np.cumsum(counts, axis=1)
+
+    def value_at(position: int) -> np.ndarray:
+        return distinct[(cumulative <= position).sum(axis=1)]
+
+    if n_items % 2:
+        return value_at(n_items // 2).tolist()
+    with np.errstate(over="ignore"):  # a sum past the float range is inf, as in statistics.median, without a warning
+        return ((value_at(n_items // 2 - 1) + value_at(n_items // 2)) / 2).tolist()
+
+
+#: Significant bits per level of :func:`_means_from_counts` (counts < 2**26 times 26-bit levels stay below 2**53).
+_LEVEL_BITS = 26
+
+
+def _means_from_counts(distinct: np.ndarray, counts: np.ndarray, n_items: int) -> list[float]:
+    """``statistics.fmean`` of every resample, bit for bit, from its counts of the distinct values.
+
+    ``fmean`` is ``math.fsum`` (the exactly rounded sum) / n. A resample's sum is ``sum_k c_k * u_k``. The distinct
+    values are cut into levels on common grids: with ``2**e`` above every ``|u_k|``, level 1 is ``u_k`` rounded to a
+    multiple of ``q1 = 2**(e - 26)``, level 2 the remainder rounded to a multiple of ``q2 = q1 / 2**26``, and so on
+    until nothing remains (each cut is exact: scaling by a power of two, rounding to an integer, subtracting a
+    nearby value of the same grid). A level is an integer of at most 26 bits times its ``q``, so with ``n < 2**26``
+    every partial sum of ``c_k * level_k`` is an integer below ``2**52`` times ``q``: the matrix product of the
+    counts with one level is exact in any order of summation. ``math.fsum`` of the few exact level sums of a row is
+    then the exactly rounded sum of the row, the float ``fsum`` returns for the expanded resample. Requires
+    :func:`_safe_for_exact_means` values (no overflow in the cuts, no subnormal grid).
+    """
+    import math
+
+    _, exponent = np.frexp(np.abs(distinct).max())
+    step = float(exponent) - _LEVEL_BITS
+    remainder = distinct.copy()
+    factor = counts.astype(np.float64)
+    level_sums = []
+    while remainder.any():
+        quantum = math.ldexp(1.0, int(step))
+        level = np.round(remainder / quantum) * quantum
+        remainder = remainder - level
+        level_sums.append(factor @ level)
+        step -= _LEVEL_BITS
+    if not level_sums:  # every value is zero
+        return [0.0] * len(counts)
+    return [math.fsum(row) / n_items for row in np.stack(level_sums, axis=1).tolist()]
+
+
 def _safe_for_exact_means(values: np.ndarray) -> bool:
-    """True when :func:`_resampled_means_exact` is exact: finite values, fewer than 2**26 items, and every non-zero
-    magnitude in [1e-250, 1e290] (the Dekker split neither overflows nor reaches subnormal numbers)."""
+    """True when :func:`_means_from_counts` is exact: finite values, fewer than 2**26 items, and every non-zero
+    magnitude in [1e-250, 1e290] (the level cuts neither overflow nor reach subnormal numbers)."""
     magnitudes = np.abs(values[values != 0])
     return bool(np.isfinite(values).all() and len(values) < 1 << 26 and (magnitudes.size == 0 or (magnitudes.min() >= 1e-250 and magnitudes.max() <= 1e290)))
 
 
-def _resampled_means_exact(values: np.ndarray, draws: np.ndarray) -> list[float]:
-    """``statistics.fmean`` of every resample (row of ``draws``), bit for bit, from counts of distinct values.
-
-    ``fmean`` is ``math.fsum`` (the exactly rounded sum) / n. A resample's sum is ``sum_k c_k * u_k`` over the
-    distinct values ``u_k`` with their counts ``c_k`` in the row; each ``u_k`` is split (Dekker) into two halves of
-    at most 26 significant bits, so with ``c_k < 2**26`` both products ``c_k * hi`` and ``c_k * lo`` are exact
-    floats, and ``math.fsum`` of these exact terms is the exactly rounded sum again: the same float as ``fsum`` of
-    the expanded row, with ``2K`` terms instead of ``n`` (WER values repeat: K is small). Finite values only.
-    """
-    import math
-
-    distinct, inverse = np.unique(values, return_inverse=True)
-    split = distinct * 134217729.0  # 2**27 + 1
-    hi = split - (split - distinct)
-    lo = distinct - hi
-    n_resamples, n_items = draws.shape
-    k = len(distinct)
-    counts = np.bincount((inverse[draws] + (np.arange(n_resamples) * k)[:, None]).ravel(), minlength=n_resamples * k).reshape(n_resamples, k)
-    terms = np.concatenate([counts * hi, counts * lo], axis=1).tolist()
-    return [math.fsum(row) / n_items for row in terms]
+def clear_bootstrap_cache() -> None:
+    """Forget the memoised index draws and resample counts (results do not change; benchmarks time cold runs)."""
+    _bootstrap_index_matrix.cache_clear()
+    _resample_counts.cache_clear()
 
 
 def _bootstrap_indices(n_items: int, n_resamples: int, seed: int):
+    """The index draws of every bootstrap interval, one resample (an array of ``n_items`` indices) at a time: the rows
+    of ``numpy.random.default_rng(seed).integers(0, n_items, size=(n_resamples, n_items))``, drawn in blocks of
+    :data:`_BOOTSTRAP_ROWS_PER_BLOCK` rows. These are the numbers of one ``integers(0, n_items, size=n_items)`` call
+    per resample too: numpy's bounded integers below 2**32 take 32-bit words from the generator's one stream (the
+    spare half of a 64-bit output is kept in the bit generator, across calls), so the blocks cut one sequence
+    (``tests/test_parsa_metrics.py`` checks this for odd and even sizes)."""
     if n_items == 0:
         raise ValueError("bootstrap interval of an empty item list is undefined")
     rng = np.random.default_rng(seed)
-    for _ in range(n_resamples):
-        yield rng.integers(0, n_items, size=n_items)
+    for first in range(0, n_resamples, _BOOTSTRAP_ROWS_PER_BLOCK):
+        yield from rng.integers(0, n_items, size=(min(_BOOTSTRAP_ROWS_PER_BLOCK, n_resamples - first), n_items))
 
 
 @lru_cache(maxsize=2)
 def _bootstrap_index_matrix(n_items: int, n_resamples: int, seed: int) -> np.ndarray:
-    """The draws of :func:`_bootstrap_indices` as one read-only ``(n_resamples, n_items)`` array, memoised (the
-    median and mean intervals of one task resample the same item count with the same seed)."""
-    matrix = np.stack(list(_bootstrap_indices(n_items, n_resamples, seed)))
+    """The draws of :func:`_bootstrap_indices` as one read-only ``(n_resamples, n_items)`` array (one ``integers``
+    call), memoised (the median and mean intervals of one task resample the same item count with the same seed)."""
+    if n_items == 0:
+        raise ValueError("bootstrap interval of an empty item list is undefined")
+    matrix = np.random.default_rng(seed).integers(0, n_items, size=(n_resamples, n_items))
     matrix.flags.writeable = False
     return matrix
 

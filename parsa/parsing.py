@@ -143,7 +143,7 @@ def _load_object(candidate: str) -> dict | None:
             return value
     try:  # single quotes, Python literals
         value = ast.literal_eval(_TRAILING_COMMA.sub(r"\1", candidate).replace("true", "True").replace("false", "False").replace("null", "None"))
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # TypeError: an unhashable key, {{}: 1}
         return None
     return value if isinstance(value, dict) else None
 
@@ -164,7 +164,13 @@ def extract_json_object(response: str | None, answer_key: str | None = None) -> 
     Returns:
         The parsed object (a dict). See the module docstring for what is tolerated.
     """
-    objects = [obj for obj in (_load_object(c) for c in _object_candidates(strip_wrappers(response))) if obj is not None]
+    text = strip_wrappers(response)
+    if "{" not in text:  # no candidate can start
+        return None
+    whole = _whole_object(text)
+    if whole is not None:
+        return whole
+    objects = [obj for obj in (_load_object(c) for c in _object_candidates(text)) if obj is not None]
     if not objects:
         return None
     if answer_key:
@@ -172,6 +178,22 @@ def extract_json_object(response: str | None, answer_key: str | None = None) -> 
             if _find_key(obj, answer_key) is not None:
                 return obj
     return objects[0]
+
+
+def _whole_object(text: str) -> dict | None:
+    """``text`` parsed by ``json.loads`` when all of it is one JSON object (the usual answer), else ``None``.
+
+    Then :func:`_object_candidates` would find exactly one candidate, ``text`` itself (it reads double-quoted
+    strings and their backslash escapes as JSON does, a ``'`` cannot stand outside a JSON string, and the braces
+    outside strings balance only at the last character), and :func:`_load_object` would return the same
+    ``json.loads`` result: the scan is skipped, the answer is the same (tested against the full path)."""
+    if not (text.startswith("{") and text.endswith("}")):
+        return None
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _find_key(obj: dict, key: str) -> str | None:

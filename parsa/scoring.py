@@ -104,6 +104,8 @@ def score_response(task: str, doc: dict, response: str | None) -> dict:
 
 
 def _jsonable(value: object) -> object:
+    if value is None or type(value) in (str, float, bool):  # json.dumps never fails on these (NaN is allowed)
+        return value
     try:
         json.dumps(value, ensure_ascii=False)
         return value
@@ -121,13 +123,7 @@ def _asr_fields(task: str, doc: dict, parsed: ParsedAnswer) -> dict:
         raise _bad_gold(task, doc, "empty reference transcript (WER is undefined)")
     fields = {"gold": gold, "wer": None, "cer": None, "wer_fix": None, "repetition_loop": None}
     if parsed.status == "scored":
-        hypothesis = str(parsed.value)
-        fields.update(
-            wer=metrics.word_error_rate(gold, hypothesis),
-            cer=metrics.character_error_rate(gold, hypothesis),
-            wer_fix=metrics.wer_after_collapse(gold, hypothesis),
-            repetition_loop=metrics.is_repetition_loop(hypothesis),
-        )
+        fields.update(metrics.asr_item_scores(gold, str(parsed.value)))
     return fields
 
 

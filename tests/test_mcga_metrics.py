@@ -231,3 +231,59 @@ def test_normalisation_memo_returns_what_a_cold_call_returns():
     strict_first = [normalize.normalize_for_strict_cer(t) for t in refs + outputs]  # fills the shared steps 2-4 memo first
     assert [normalize.normalize_for_cer(t) for t in refs + outputs] + strict_first == warm
     assert normalize.normalize_for_cer("舉頭望明月！") == "举头望明月" and normalize.normalize_for_cer(None) == ""
+
+
+def test_symbol_table_equals_whisper_remove_symbols_on_every_code_point():
+    from whisper_normalizer.basic import BasicTextNormalizer, remove_symbols
+
+    from mcga import normalize
+
+    every = "".join(chr(code) for code in range(0x110000))  # surrogates included
+    for start in range(0, len(every), 4096):
+        block = every[start:start + 4096]
+        assert normalize._remove_symbols(block) == remove_symbols(block), hex(start)
+    library = BasicTextNormalizer()
+    refs, outputs, _, _ = _release_asr()
+    samples = refs + outputs + ["Ｈｅｌｌｏ, World! (aside) [noise] <tag> ﻻ ①②", "e\u0301 ñ \u0654 ٪ ￥ 🎵"]
+    assert [normalize._whisper_basic()(t) for t in samples] == [library(t) for t in samples]
+
+
+def _simplify_as_defined(reply, reference):
+    """simplify_reply_against_reference without the shortcut (the former implementation)."""
+    from mcga import normalize
+
+    if not reply:
+        return ""
+    allowed = set(reference)
+    converted = normalize._t2s().convert(reply)
+    if len(converted) != len(reply):
+        converted = "".join(normalize._t2s().convert(character) for character in reply)
+    return "".join(original if original in allowed else simple for original, simple in zip(reply, converted))
+
+
+def test_simplify_reply_shortcut_gives_the_defined_reply():
+    import random
+
+    from mcga.normalize import simplify_reply_against_reference
+
+    rng = random.Random(8)
+    characters = "乾干隆清宫宮里裏静靜夜深燥發发頭头髮后後"
+    for _ in range(2000):
+        reference = "".join(rng.choice(characters) for _ in range(rng.randint(0, 10)))
+        reply = "".join(rng.choice(characters) for _ in range(rng.randint(0, 10)))
+        assert simplify_reply_against_reference(reply, reference) == _simplify_as_defined(reply, reference), (reply, reference)
+
+
+def test_memoised_corpus_edits_equal_cold_scores_and_unhashable_outputs_still_score():
+    refs, outputs, genres, dynasties = _release_asr()
+    warm = (metrics.official_cer_percent(refs, outputs), metrics.official_cer_percent_by_group(refs, outputs, genres, metrics.GENRE_ORDER))
+    metrics.clear_scoring_cache()
+    by_genre_first = metrics.official_cer_percent_by_group(refs, outputs, genres, metrics.GENRE_ORDER)
+    assert (metrics.official_cer_percent(refs, outputs), by_genre_first) == warm
+    assert metrics.official_cer_percent(refs[:10], outputs[:10]) != warm[0]  # another corpus is not served from the memo
+    unhashable = [{"text": "举头望明月"}]
+    assert metrics.official_cer_percent(["举头望明月"], unhashable) == metrics.official_cer_percent(["举头望明月"], [str(unhashable[0])])
+    with pytest.raises(ValueError, match="empty corpus"):
+        metrics.official_cer_percent([], [])
+    with pytest.raises(ValueError, match="2 references but 1 hypotheses"):
+        metrics.official_cer_percent(["a", "b"], ["a"])

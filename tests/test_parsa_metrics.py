@@ -225,16 +225,159 @@ def test_resampled_means_from_value_counts_equal_fmean_of_each_resample_bit_for_
     import numpy as np
 
     rng = random.Random(9)
-    for n, kind in [(1, "few"), (7, "few"), (500, "few"), (501, "all"), (64, "wide")]:
+    cases = [(1, "few"), (7, "few"), (500, "few"), (501, "all"), (64, "wide"), (300, "wide"), (40, "zeros"), (200, "negative")]
+    for n, kind in cases:
         if kind == "few":
             items = [rng.choice([0.0, 1 / 3, 0.2, 1.0, 2 / 7, 12.5]) for _ in range(n)]
         elif kind == "all":
             items = [rng.random() for _ in range(n)]
+        elif kind == "wide":  # cancellation, tiny and huge values: many 26-bit levels
+            items = [rng.choice([1e-200, 1e280, -1e280, 3.0, 1e-12, 0.1, -1e-250, 1e290]) for _ in range(n)]
+        elif kind == "zeros":
+            items = [0.0] * n
         else:
-            items = [rng.choice([1e-200, 1e280, -1e280, 3.0, 1e-12, 0.1]) for _ in range(n)]  # cancellation, tiny and huge values
+            items = [rng.choice([-1.5, 2 / 3, -1e-9, 7.0, 1e20]) for _ in range(n)]
+        values = np.asarray(items, dtype=np.float64)
         draws = metrics._bootstrap_index_matrix(n, 200, 0)
         expected = [statistics.fmean([items[i] for i in row]) for row in draws.tolist()]
-        assert metrics._resampled_means_exact(np.asarray(items, dtype=np.float64), draws) == expected, (n, kind)
+        distinct, counts = metrics._resample_counts(values.tobytes(), 200, 0)
+        assert metrics._means_from_counts(distinct, counts, n) == expected, (n, kind)
+        assert [float(x).hex() for x in metrics._means_from_counts(distinct, counts, n)] == [x.hex() for x in expected]
         assert metrics.bootstrap_ci(items, statistics.fmean, n_resamples=200) == metrics.bootstrap_ci(items, lambda xs: statistics.fmean(xs), n_resamples=200)
     assert not metrics._safe_for_exact_means(np.array([1e300, 1.0])) and not metrics._safe_for_exact_means(np.array([float("inf")]))
     assert metrics.bootstrap_ci([1e300, 1.0, 2.0], statistics.fmean, n_resamples=50) == metrics.bootstrap_ci([1e300, 1.0, 2.0], lambda xs: statistics.fmean(xs), n_resamples=50)
+
+
+def test_resampled_medians_from_value_counts_equal_statistics_median_bit_for_bit():
+    import random
+    import statistics
+
+    import numpy as np
+
+    rng = random.Random(21)
+    for n in (1, 2, 3, 4, 10, 11, 300, 921, 1000):
+        for kind in ("few", "all", "ints", "huge"):
+            if kind == "few":
+                items = [rng.choice([0.0, 1 / 3, 0.2, 1.0, 2 / 7, 12.5, -4.0]) for _ in range(n)]
+            elif kind == "all":
+                items = [rng.random() for _ in range(n)]
+            elif kind == "ints":
+                items = [rng.randint(-3, 9) for _ in range(n)]
+            else:  # (a + b) / 2 overflows to inf exactly as statistics.median does
+                items = [rng.choice([1.7e308, 1.6e308, 1e-300, 5e-324]) for _ in range(n)]
+            values = np.asarray(items, dtype=np.float64)
+            draws = metrics._bootstrap_index_matrix(n, 150, 0)
+            expected = [float(statistics.median([items[i] for i in row])) for row in draws.tolist()]
+            distinct, counts = metrics._resample_counts(values.tobytes(), 150, 0)
+            got = metrics._medians_from_counts(distinct, counts, n)
+            assert [x.hex() for x in got] == [x.hex() for x in expected], (n, kind)
+
+
+def test_bootstrap_falls_back_where_counts_cannot_stand_for_the_values():
+    import statistics
+
+    import numpy as np
+
+    for items in ([-0.0, 0.0, 1.0], [float("nan"), 1.0, 2.0], [float("inf"), 1.0], [2**60 + 1, 3, 5]):
+        assert not metrics._countable(items, np.asarray(items, dtype=np.float64)), items
+    assert metrics._countable([0.0, 1.0, 3], np.asarray([0.0, 1.0, 3.0]))
+    items = [-0.0, -0.0, 0.0, 0.5, -0.0]
+    for statistic in (statistics.median, statistics.fmean):
+        got = metrics.bootstrap_ci(items, statistic, n_resamples=100)
+        assert [x.hex() for x in got] == [x.hex() for x in metrics.bootstrap_ci(items, lambda xs, f=statistic: f(xs), n_resamples=100)]
+
+
+def test_one_draw_of_all_resamples_is_the_per_resample_draws():
+    """numpy draws bounded integers below 2**32 from one 32-bit stream of the bit generator, so one
+    ``integers(0, n, size=(R, n))`` call gives the numbers of R calls of ``size=n``, odd n included."""
+    import numpy as np
+
+    for seed in (0, 1, 7):
+        for n in (1, 2, 3, 7, 128, 921, 1000, 1001):
+            rng = np.random.default_rng(seed)
+            per_resample = np.stack([rng.integers(0, n, size=n) for _ in range(300)])
+            assert (metrics._bootstrap_index_matrix(n, 300, seed) == per_resample).all(), (seed, n)
+            assert (np.stack(list(metrics._bootstrap_indices(n, 300, seed))) == per_resample).all(), (seed, n)
+    with pytest.raises(ValueError, match="empty"):
+        metrics._bootstrap_index_matrix(0, 10, 0)
+
+def _collapse_repeats_as_defined(words, max_n=metrics.MAX_REPEAT_NGRAM):
+    """The definition, pass after pass until a full pass changes nothing (the former implementation)."""
+    out = list(words)
+    changed = True
+    while changed:
+        changed = False
+        for n in range(1, max_n + 1):
+            i = 0
+            while i + 2 * n <= len(out):
+                if out[i:i + n] == out[i + n:i + 2 * n]:
+                    del out[i + n:i + 2 * n]
+                    changed = True
+                else:
+                    i += 1
+    return out
+
+
+def _random_word_lists(seed, count):
+    """Random lists over small vocabularies, with appended loops, nested repeats (a repeat of a repeated block) and
+    long runs of one word: lengths 0 to about 200, both sides of the pair-count bound (40 words)."""
+    import random
+
+    rng = random.Random(seed)
+    for _ in range(count):
+        vocabulary = rng.choice(["ab", "abc", "abcd", "abcdefghij"])
+        words = [rng.choice(vocabulary) for _ in range(rng.randint(0, 60))]
+        shape = rng.random()
+        if shape < 0.3 and words:
+            words += words[-rng.randint(1, min(8, len(words))):] * rng.randint(1, 25)
+        elif shape < 0.45 and words:
+            block = words[-rng.randint(1, min(4, len(words))):] * rng.randint(2, 4)
+            words += (block + [rng.choice(vocabulary)]) * rng.randint(2, 6)
+        elif shape < 0.55:
+            words = [rng.choice(vocabulary)] * rng.randint(0, 200)
+        yield words
+
+
+def test_collapse_repeats_equals_the_pass_by_pass_definition_on_random_and_adversarial_lists():
+    import random
+
+    rng = random.Random(17)
+    for words in _random_word_lists(3, 3000):
+        max_n = rng.choice([1, 2, 3, 5, metrics.MAX_REPEAT_NGRAM])
+        assert metrics.collapse_repeats(words, max_n) == _collapse_repeats_as_defined(words, max_n), (words, max_n)
+    assert metrics.collapse_repeats("a a b a a b c".split()) == ["a", "b", "c"]  # n = 1 first, then n = 2 on the result
+
+
+def test_longest_immediate_repeat_equals_the_definition_on_long_and_adversarial_lists():
+    import random
+
+    rng = random.Random(19)
+    for words in _random_word_lists(4, 2000):
+        max_n = rng.choice([1, 2, 5, metrics.MAX_REPEAT_NGRAM])
+        assert metrics.longest_immediate_repeat(words, max_n) == _longest_repeat_by_definition(words, max_n), (words, max_n)
+    assert metrics.longest_immediate_repeat(list("aabbaabbaabb")) == 3  # n = 4: no two consecutive occurrences are 4 apart
+    assert metrics.longest_immediate_repeat(["a"] * 100) == 100
+
+
+def test_asr_item_scores_equal_the_single_metrics():
+    import random
+
+    words = ["می", "روم", "کتاب", "ها", "خانه", "ای", "بندر", "شلوغ", "است", "!", "A", "b", "۳", "ي", "\u200c"]
+    rng = random.Random(23)
+    for _ in range(1500):
+        ref = " ".join(rng.choice(words) for _ in range(rng.randint(1, 12)))
+        hyp = " ".join(rng.choice(words) for _ in range(rng.randint(0, 15)))
+        if rng.random() < 0.3:
+            hyp += (" " + " ".join(rng.choice(words) for _ in range(rng.randint(1, 4)))) * rng.randint(2, 20)
+        if not metrics.normalize_persian(ref):
+            with pytest.raises(ValueError):
+                metrics.asr_item_scores(ref, hyp)
+            continue
+        expected = {
+            "wer": metrics.word_error_rate(ref, hyp),
+            "cer": metrics.character_error_rate(ref, hyp),
+            "wer_fix": metrics.wer_after_collapse(ref, hyp),
+            "repetition_loop": metrics.is_repetition_loop(hyp),
+        }
+        assert metrics.asr_item_scores(ref, hyp) == expected, (ref, hyp)
+    assert metrics.asr_item_scores(LOOP_REFERENCE, LOOP_HYPOTHESIS) == {"wer": 12.0, "cer": metrics.character_error_rate(LOOP_REFERENCE, LOOP_HYPOTHESIS), "wer_fix": 0.0, "repetition_loop": True}

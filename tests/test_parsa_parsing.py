@@ -178,3 +178,45 @@ def test_extract_json_prefers_the_object_holding_the_answer_key():
 def test_persian_script_and_refusal_detectors():
     assert has_persian_script("hello سلام") and not has_persian_script("hello ۱۲۳")  # digits are not letters
     assert looks_like_refusal("متاسفم، نمی‌توانم") and not looks_like_refusal("The answer is 3")
+
+
+def _extract_json_object_by_scanning(response, answer_key=None):
+    """The full path of extract_json_object, every balanced candidate scanned (the former implementation)."""
+    from parsa import parsing
+
+    candidates = parsing._object_candidates(parsing.strip_wrappers(response))
+    objects = [obj for obj in (parsing._load_object(c) for c in candidates) if obj is not None]
+    if not objects:
+        return None
+    if answer_key:
+        for obj in objects:
+            if parsing._find_key(obj, answer_key) is not None:
+                return obj
+    return objects[0]
+
+
+@pytest.mark.filterwarnings("ignore:invalid escape sequence")  # ast.literal_eval of random fragments with backslashes
+def test_whole_object_shortcut_reads_what_the_full_scan_reads():
+    import json
+    import random
+
+    rng = random.Random(31)
+    pieces = ['{', '}', '"', "'", "\\", ":", ",", " ", "\n", "a", "ب", "{}", '\\"', "[", "]", "transcription", "```json", "```", "<think>x</think>", "true", "None", "I'm"]
+    values = ["سلام دنیا", 'he said "hi" {ok}', "a\\b", "'quoted'", "}{", "", "line\nbreak", "\u200c", "😀"]
+    responses_ = []
+    for _ in range(3000):
+        kind = rng.random()
+        if kind < 0.5:  # valid JSON objects, nested, with braces, quotes and escapes in strings
+            obj = {rng.choice(["transcription", "Transcription", "answer", "reasoning", "x"]): rng.choice(values) for _ in range(rng.randint(0, 3))}
+            if rng.random() < 0.3:
+                obj["nested"] = {"inner": rng.choice(values), "list": [rng.choice(values), {"k": "}"}]}
+            text = json.dumps(obj, ensure_ascii=rng.random() < 0.5, indent=rng.choice([None, 2]))
+            text = rng.choice(["", " ", "```json\n", "<think>{\"a\": 1}</think>", "Answer: "]) + text + rng.choice(["", "\n", "```", " done", ' {"answer": "b"}', "."])
+        else:  # fragments: unbalanced, single-quoted, several objects, prose
+            text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        responses_.append(text)
+    responses_ += ["{{}: 1}", '{"transcription": "x"} {{}: 1}', '{"a": 1} {"transcription": "x"}', "{'transcription': 'y',}", '{"transcription": "x",}', "{}", "{1: 2}", '{"a": [1, 2}', "[{}]", '{"a": NaN}']
+    for response in responses_:
+        for key in (None, "transcription"):
+            assert extract_json_object(response, key) == _extract_json_object_by_scanning(response, key), (response, key)
+    assert extract_json_object("{{}: 1}") is None  # a literal with an unhashable key is no object (it raised TypeError)

@@ -240,3 +240,60 @@ def test_parsa_failed_generation_is_excluded_with_its_reason_not_parsed():
 def test_logged_records_are_json():
     doc = parsa_docs("gender", "audio")[0]
     json.dumps(parsa_hooks.parsa_process_results(doc, ['{"gender": "male"}\ud800']), ensure_ascii=False).encode("utf-8")
+
+
+# ------------------------------------------------------------------------------------------- shortcuts equal the definitions
+def _echoes_prompt_as_defined(response, prompt_texts):
+    """echoes_prompt without shortcuts: every source normalised and compared in full (the former implementation)."""
+    answer = responses.normalised_text(response)
+    if len(answer) < 2:
+        return False
+    sources = [t for t in prompt_texts if t] + ([" ".join(prompt_texts)] if len(prompt_texts) > 1 else [])
+    for source in sources:
+        normalised = responses.normalised_text(source)
+        if answer == normalised:
+            return True
+        if len(normalised) >= responses.ECHO_MIN_SOURCE_CHARS:
+            from_prompt, covered = responses.echo_overlap(answer, source)
+            if from_prompt >= responses.ECHO_RESPONSE_FROM_PROMPT and covered >= responses.ECHO_PROMPT_COVERED:
+                return True
+    return False
+
+
+def _copied_placeholder_as_defined(response, placeholders):
+    text = responses._placeholder_form(response)
+    for placeholder in placeholders:
+        if placeholder.strip() and responses._placeholder_form(placeholder) in text:
+            return placeholder
+    return None
+
+
+def test_echo_and_placeholder_shortcuts_give_the_defined_answers_on_random_texts():
+    import random
+
+    rng = random.Random(41)
+    words = ["Transcribe", "the", "Chinese", "audio", "into", "text.", "你好", "世界。", "答案", "سلام", "دنیا،", "A", "a", "1", "_", "  ", "\u200c", "Ｆｕｌｌ", "ﻻ"]
+    prompt_pool = [ASR_SYSTEM, ASR_INSTRUCTION, *responses.sentences(ASR_SYSTEM), "这首诗的体裁是什么？", "Answer with the option number."]
+    echoes = 0
+    for _ in range(4000):
+        texts = rng.sample(prompt_pool, rng.randint(0, 3)) + [" ".join(rng.choice(words) for _ in range(rng.randint(0, 14))) for _ in range(rng.randint(0, 2))]
+        rng.shuffle(texts)
+        if texts and rng.random() < 0.5:  # near the thresholds: a prompt text cut, edited, prefixed, repeated
+            source = rng.choice(texts)
+            cut = source[rng.randint(0, len(source) // 2):len(source) - rng.randint(0, len(source) // 3)]
+            response = rng.choice(["", "Sure: ", "你好 "]) + cut * rng.randint(1, 3) + rng.choice(["", " ok", " 世界"])
+        else:
+            response = " ".join(rng.choice(words) for _ in range(rng.randint(0, 20)))
+        expected = _echoes_prompt_as_defined(response, texts)
+        echoes += expected
+        assert responses.echoes_prompt(response, texts) is expected, (response, texts)
+        assert responses.check_response(response, task="t", doc_id=1, clip=None, gold="g", prompt_texts=texts).record["echo"] == (bool(response.strip()) and expected)
+        placeholders = rng.sample(["", " ", "your answer here", "<option number>", "答案", "Ｔｅｘｔ"], rng.randint(0, 3))
+        assert responses.copied_placeholder(response, placeholders) == _copied_placeholder_as_defined(response, placeholders)
+    assert 300 < echoes < 3700  # both outcomes are well represented
+
+
+def test_memoised_sentences_are_a_fresh_list_each_time():
+    first = responses.sentences(ASR_SYSTEM)
+    first.append("changed")
+    assert responses.sentences(ASR_SYSTEM) == ["You are a speech recognition model.", "Do not provide any explanations or notes."]
