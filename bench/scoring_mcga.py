@@ -12,8 +12,9 @@ Cases (each cold: our normalisation memo is emptied before every repetition):
   How to get it: tests/fixtures/README_mcga_release_shaped.md.
 - ``ours: aggregations``: the six ASR aggregations lmms-eval calls (official CER, strict CER, CER by genre, by
   dynasty, counts by genre and dynasty) over the per-document items;
-- ``ours: process_results + aggregations``: also the per-document hook (response checks included), i.e. all
-  our scoring code a replay run executes for the task.
+- ``ours: process_results + aggregations``: also the per-document hook (response checks included) and the six
+  response-diagnostic aggregations (counts of failed, empty, echoed... responses; their log warnings silenced while
+  timing), i.e. all our scoring code a replay run executes for the task.
 
 Figure: official time / ours (goal >= 5). Also checks that our official CER equals the official scorer's.
 
@@ -50,14 +51,19 @@ def _docs_and_items():
 
 
 def _ours(docs, with_process_results: bool):
+    from lmms_eval_tasks import responses
     from lmms_eval_tasks.mcga import hooks
 
     names = ("cer_official", "cer_strict", "cer_official_by_genre", "cer_official_by_dynasty", "n_by_genre", "n_by_dynasty")
     precomputed = [hooks.mcga_process_results(doc, [doc["asr_r"]]) for doc in docs]
 
     def run():
-        results = [hooks.mcga_process_results(doc, [doc["asr_r"]]) for doc in docs] if with_process_results else precomputed
-        return {name: getattr(hooks, f"mcga_agg_{name}")([r[name] for r in results]) for name in names}
+        if not with_process_results:
+            return {name: getattr(hooks, f"mcga_agg_{name}")([r[name] for r in precomputed]) for name in names}
+        results = [hooks.mcga_process_results(doc, [doc["asr_r"]]) for doc in docs]
+        scores = {name: getattr(hooks, f"mcga_agg_{name}")([r[name] for r in results]) for name in names}
+        scores.update({name: getattr(responses, f"agg_{name}")([r[name] for r in results]) for name in responses.DIAGNOSTIC_METRICS})
+        return scores
 
     return run
 
@@ -110,7 +116,13 @@ def main(argv: list[str] | None = None) -> int:
     def cold():
         metrics.clear_scoring_cache()  # the normalisation memo and the per-corpus edits
 
-    results = alternate(cases, args.repeats, setup=cold)
+    from loguru import logger
+
+    logger.disable("lmms_eval_tasks")  # the diagnostics warn (43 empty responses) on every repetition
+    try:
+        results = alternate(cases, args.repeats, setup=cold)
+    finally:
+        logger.enable("lmms_eval_tasks")
     report(results)
     if "official run_asr_eval" not in results:
         return 0

@@ -42,8 +42,8 @@ def _t2s():
 def _whisper_basic():
     """Whisper's ``BasicTextNormalizer()`` (whisper-normalizer), its symbol step made a table look-up: the instance's
     ``clean`` (``remove_symbols``: every character of the NFKC form whose Unicode category starts with M, S or P
-    becomes a space) is replaced by :func:`_remove_symbols`, the same mapping memoised per code point (the
-    library's per-character Python loop was a third of the MCGA scoring time). The rest of the normaliser (brackets,
+    becomes a space) is replaced by :func:`_remove_symbols`, the same mapping memoised per code point, with a
+    faster NFKC (the library's per-character Python loop and NFKC were half of the MCGA scoring time). The rest of the normaliser (brackets,
     parentheses, lower-casing, whitespace) is the library's; tests check equality with the library's own."""
     from whisper_normalizer.basic import BasicTextNormalizer
 
@@ -67,8 +67,17 @@ _SYMBOLS_TO_SPACE = _SymbolsToSpace()
 
 
 def _remove_symbols(text: str) -> str:
-    """``whisper_normalizer.basic.remove_symbols(text)`` (``preserve_marks=False``), as a table look-up."""
-    return unicodedata.normalize("NFKC", text).translate(_SYMBOLS_TO_SPACE)
+    """``whisper_normalizer.basic.remove_symbols(text)`` (``preserve_marks=False``), as a table look-up. Its NFKC
+    is computed as NFC of NFKD (:func:`_nfkc`)."""
+    return _nfkc(text).translate(_SYMBOLS_TO_SPACE)
+
+
+def _nfkc(text: str) -> str:
+    """Unicode NFKC of ``text`` as NFC of NFKD: NFKC is by definition (UAX #15) the canonical composition of the
+    compatibility decomposition, and an NFKD string is its own canonical decomposition, so this is the same string
+    (tested on every code point and on random combining sequences); CPython 3.11 computes it about 10x faster than
+    ``unicodedata.normalize("NFKC", ...)`` on CJK text with full-width punctuation."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFKD", text))
 
 
 def normalize_for_cer(text: str | None) -> str:

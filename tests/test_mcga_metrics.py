@@ -242,6 +242,10 @@ def test_symbol_table_equals_whisper_remove_symbols_on_every_code_point():
     for start in range(0, len(every), 4096):
         block = every[start:start + 4096]
         assert normalize._remove_symbols(block) == remove_symbols(block), hex(start)
+    from tests.test_responses import _tricky_strings
+
+    for text in _tricky_strings(20000):  # composition across characters: NFKC computed as NFC of NFKD
+        assert normalize._remove_symbols(text) == remove_symbols(text), [hex(ord(c)) for c in text]
     library = BasicTextNormalizer()
     refs, outputs, _, _ = _release_asr()
     samples = refs + outputs + ["Ｈｅｌｌｏ, World! (aside) [noise] <tag> ﻻ ①②", "e\u0301 ñ \u0654 ٪ ￥ 🎵"]

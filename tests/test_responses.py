@@ -297,3 +297,25 @@ def test_memoised_sentences_are_a_fresh_list_each_time():
     first = responses.sentences(ASR_SYSTEM)
     first.append("changed")
     assert responses.sentences(ASR_SYSTEM) == ["You are a speech recognition model.", "Do not provide any explanations or notes."]
+
+
+def _tricky_strings(count):
+    """Random short strings of characters that decompose, combine (every non-zero combining class), compose
+    (Hangul jamo, Latin and Greek bases) or have compatibility forms: where NFC of NFKD could differ from NFKC."""
+    import random
+    import unicodedata
+
+    pool = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF and (unicodedata.combining(chr(c)) or unicodedata.decomposition(chr(c)))]
+    pool += [chr(c) for c in [*range(0x1100, 0x1200), *range(0xAC00, 0xAC40), *range(0x41, 0x7B), *range(0x3B1, 0x3CA), *range(0x4E00, 0x4E10), *range(0xFF01, 0xFF20)]]
+    rng = random.Random(43)
+    return ["".join(rng.choice(pool) for _ in range(rng.randint(1, 8))) for _ in range(count)]
+
+
+def test_nfkc_as_nfc_of_nfkd_is_nfkc_on_every_code_point_and_combining_sequences():
+    import unicodedata
+
+    for code in range(0x110000):
+        character = chr(code)
+        assert responses.nfkc(character) == unicodedata.normalize("NFKC", character), hex(code)
+    for text in _tricky_strings(50000):
+        assert responses.nfkc(text) == unicodedata.normalize("NFKC", text), [hex(ord(c)) for c in text]
