@@ -106,9 +106,11 @@ def _width_basic_nospace(text: str) -> str:
 
 
 def clear_normalisation_cache() -> None:
-    """Forget every memoised normalised string (results do not change; only the next calls are slower)."""
+    """Forget every memoised normalised string and the symbol table's entries (results do not change; only the next
+    calls are slower)."""
     _normalized_for_cer.cache_clear()
     _width_basic_nospace.cache_clear()
+    _SYMBOLS_TO_SPACE.clear()
 
 
 def normalize_for_strict_cer(text: str | None) -> str:

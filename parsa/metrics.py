@@ -46,6 +46,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
+from rapidfuzz.distance.Levenshtein import distance as _levenshtein_distance
 from sklearn.metrics import accuracy_score, f1_score
 
 from parsa.normalize import label_key, normalize_persian
@@ -181,9 +182,7 @@ def _error_rate(reference: Sequence[str], hypothesis: Sequence[str]) -> float:
     change nothing): the number of edits is the Levenshtein distance, computed by rapidfuzz, the engine jiwer
     itself calls, without jiwer's per-call alignment objects (about 15x the cost). The tests check equality with
     ``jiwer.wer``/``jiwer.cer``."""
-    from rapidfuzz.distance import Levenshtein
-
-    return float(Levenshtein.distance(reference, hypothesis) / len(reference))
+    return float(_levenshtein_distance(reference, hypothesis) / len(reference))
 
 
 def _normalised_pair(reference: str, hypothesis: str) -> tuple[str, str]:
@@ -205,8 +204,13 @@ def collapse_repeats(words: Sequence[str], max_n: int = MAX_REPEAT_NGRAM) -> lis
     of a last full pass that would change nothing, :func:`longest_immediate_repeat` says whether any repeat is left
     (a full pass changes nothing exactly when no n-gram, n <= ``max_n``, is immediately repeated).
     """
-    out = list(words)
-    while longest_immediate_repeat(out, max_n) >= 2:  # nothing repeated: a full pass would change nothing
+    return _collapse_repeats(list(words), max_n, longest_immediate_repeat(words, max_n))
+
+
+def _collapse_repeats(out: list[str], max_n: int, repeats: int) -> list[str]:
+    """:func:`collapse_repeats` of ``out`` (changed in place and returned) whose :func:`longest_immediate_repeat` is
+    ``repeats``, already known to the caller."""
+    while repeats >= 2:  # nothing repeated: a full pass would change nothing
         for n in range(1, max_n + 1):
             i = 0
             while i + 2 * n <= len(out):
@@ -214,6 +218,7 @@ def collapse_repeats(words: Sequence[str], max_n: int = MAX_REPEAT_NGRAM) -> lis
                     del out[i + n:i + 2 * n]
                 else:
                     i += 1
+        repeats = longest_immediate_repeat(out, max_n)
     return out
 
 
@@ -294,7 +299,7 @@ def asr_item_scores(reference: str, hypothesis: str) -> dict[str, float | bool]:
     wer = _error_rate(ref_words, hyp_words)
     words = hyp.split()  # the same list as hyp_words: a normalised text has single spaces and no edge spaces
     repeats = longest_immediate_repeat(words)
-    collapsed = collapse_repeats(words) if repeats >= 2 else words
+    collapsed = _collapse_repeats(list(words), MAX_REPEAT_NGRAM, repeats) if repeats >= 2 else words
     return {
         "wer": wer,
         "cer": _error_rate(ref, hyp),
@@ -458,13 +463,21 @@ def _countable(items: Sequence[float], values: np.ndarray) -> bool:
 def _resample_counts(values_bytes: bytes, n_resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """``(distinct, counts)``: the sorted distinct values (float64) of the items (``values_bytes``, a float64
     array's bytes) and the ``(n_resamples, K)`` matrix of how often each occurs in each resample of
-    :func:`_bootstrap_index_matrix`; both read-only, memoised."""
+    :func:`_bootstrap_indices` (drawn block by block, the full matrix of draws is never held); both read-only,
+    memoised."""
     values = np.frombuffer(values_bytes, dtype=np.float64)
     distinct, inverse = np.unique(values, return_inverse=True)
-    draws = _bootstrap_index_matrix(len(values), n_resamples, seed)
+    inverse = inverse.astype(np.intp).ravel()
     k = len(distinct)
-    offsets = (np.arange(n_resamples, dtype=np.intp) * k)[:, None]
-    counts = np.bincount((inverse.astype(np.intp)[draws] + offsets).ravel(), minlength=n_resamples * k).reshape(n_resamples, k)
+    counts = np.empty((n_resamples, k), dtype=np.intp)
+    offsets = (np.arange(_BOOTSTRAP_ROWS_PER_BLOCK, dtype=np.intp) * k)[:, None]
+    first = 0
+    for block in _bootstrap_index_blocks(len(values), n_resamples, seed):  # small temporaries, no full draw matrix
+        rows = inverse[block]  # distinct-value index of each draw
+        n_rows = len(rows)
+        rows += offsets[:n_rows]  # row r's values counted in bins r*k .. r*k + k - 1
+        counts[first:first + n_rows] = np.bincount(rows.ravel(), minlength=n_rows * k).reshape(n_rows, k)
+        first += n_rows
     distinct.flags.writeable = False
     counts.flags.writeable = False
     return distinct, counts
@@ -543,11 +556,17 @@ def _bootstrap_indices(n_items: int, n_resamples: int, seed: int):
     per resample too: numpy's bounded integers below 2**32 take 32-bit words from the generator's one stream (the
     spare half of a 64-bit output is kept in the bit generator, across calls), so the blocks cut one sequence
     (``tests/test_parsa_metrics.py`` checks this for odd and even sizes)."""
+    for block in _bootstrap_index_blocks(n_items, n_resamples, seed):
+        yield from block
+
+
+def _bootstrap_index_blocks(n_items: int, n_resamples: int, seed: int):
+    """The draws of :func:`_bootstrap_indices` as arrays of up to :data:`_BOOTSTRAP_ROWS_PER_BLOCK` resamples."""
     if n_items == 0:
         raise ValueError("bootstrap interval of an empty item list is undefined")
     rng = np.random.default_rng(seed)
     for first in range(0, n_resamples, _BOOTSTRAP_ROWS_PER_BLOCK):
-        yield from rng.integers(0, n_items, size=(min(_BOOTSTRAP_ROWS_PER_BLOCK, n_resamples - first), n_items))
+        yield rng.integers(0, n_items, size=(min(_BOOTSTRAP_ROWS_PER_BLOCK, n_resamples - first), n_items))
 
 
 @lru_cache(maxsize=2)

@@ -241,6 +241,8 @@ def test_resampled_means_from_value_counts_equal_fmean_of_each_resample_bit_for_
         draws = metrics._bootstrap_index_matrix(n, 200, 0)
         expected = [statistics.fmean([items[i] for i in row]) for row in draws.tolist()]
         distinct, counts = metrics._resample_counts(values.tobytes(), 200, 0)
+        assert distinct.tolist() == sorted(set(items)) and counts.shape == (200, len(distinct))
+        assert counts.tolist() == [[sum(1 for i in row if items[i] == value) for value in distinct.tolist()] for row in draws.tolist()]
         assert metrics._means_from_counts(distinct, counts, n) == expected, (n, kind)
         assert [float(x).hex() for x in metrics._means_from_counts(distinct, counts, n)] == [x.hex() for x in expected]
         assert metrics.bootstrap_ci(items, statistics.fmean, n_resamples=200) == metrics.bootstrap_ci(items, lambda xs: statistics.fmean(xs), n_resamples=200)
