@@ -279,7 +279,7 @@ def test_simplify_reply_shortcut_gives_the_defined_reply():
 
 
 def test_memoised_corpus_edits_equal_cold_scores_and_unhashable_outputs_still_score():
-    refs, outputs, genres, dynasties = _release_asr()
+    refs, outputs, genres, _ = _release_asr()
     warm = (metrics.official_cer_percent(refs, outputs), metrics.official_cer_percent_by_group(refs, outputs, genres, metrics.GENRE_ORDER))
     metrics.clear_scoring_cache()
     by_genre_first = metrics.official_cer_percent_by_group(refs, outputs, genres, metrics.GENRE_ORDER)

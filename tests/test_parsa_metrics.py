@@ -347,7 +347,7 @@ def test_collapse_repeats_equals_the_pass_by_pass_definition_on_random_and_adver
     for words in _random_word_lists(3, 3000):
         max_n = rng.choice([1, 2, 3, 5, metrics.MAX_REPEAT_NGRAM])
         assert metrics.collapse_repeats(words, max_n) == _collapse_repeats_as_defined(words, max_n), (words, max_n)
-    assert metrics.collapse_repeats("a a b a a b c".split()) == ["a", "b", "c"]  # n = 1 first, then n = 2 on the result
+    assert metrics.collapse_repeats(["a", "a", "b", "a", "a", "b", "c"]) == ["a", "b", "c"]  # n = 1 first, then n = 2 on the result
 
 
 def test_longest_immediate_repeat_equals_the_definition_on_long_and_adversarial_lists():
