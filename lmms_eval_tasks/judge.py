@@ -460,9 +460,9 @@ class Judge:
         typed errors (timeout, connection, 429, 5xx, other statuses) are the client's, as with
         ``chat.completions.create``; what is skipped is ``create``'s walk of the parameters through its
         TypedDict annotations (a no-op for our plain string messages) and the pydantic ``ChatCompletion`` built
-        from the reply, of which only two fields are read: together about 0.4-0.5 ms of CPU per call, a third
-        of the client's cost, which at concurrency 32 and 0.2 s latency is the difference between 0.84 and
-        0.90 of the ideal throughput on a 2-core machine (bench/judge_throughput.py, docs/judge.md).
+        from the reply, of which only two fields are read: together a third of the client's CPU per call
+        (1.5-1.6 ms -> 1.1-1.3 ms), which matters at short latencies and high concurrency, where the replies of
+        a wave queue for the interpreter lock (bench/README.md, section Judge).
         """
         openai = self._openai
         body = {k: v for k, v in params.items() if k != "base_url"}
