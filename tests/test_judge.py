@@ -424,3 +424,59 @@ def test_a_cache_path_that_cannot_be_used_is_an_error_naming_it(tmp_path):
     (tmp_path / "folder.sqlite3").mkdir()
     with pytest.raises(judge.JudgeCacheError, match="folder.sqlite3 cannot be used: unable to open database file"):
         judge.JudgeCache(tmp_path / "folder.sqlite3")
+
+
+# ------------------------------------------------------------ cache read once, written in batches (issue 13 item 5)
+def test_a_pass_reads_the_cache_once_and_stores_every_reply_in_batches(config, tmp_path, monkeypatch):
+    requests = [request(f"item {i} " + "word " * i) for i in range(12)]
+    with ChatServer(digit_reply, delay_s=0.05) as server:
+        client = judge.Judge(config(server, concurrency=4))
+        client.complete(requests[0])  # cached before the pass: a hit
+        reads, writes = [], []
+        monkeypatch.setattr(client.cache, "get", lambda key: pytest.fail("a pass reads the cache per call"))
+        get_many, put_many = client.cache.get_many, client.cache.put_many
+        monkeypatch.setattr(client.cache, "get_many", lambda keys: reads.append(len(keys)) or get_many(keys))
+        monkeypatch.setattr(client.cache, "put_many", lambda rows: writes.append(len(rows)) or put_many(rows))
+        replies = client.complete_many(requests)
+    assert [r.content for r in replies] == [f"Score: {(2 + i) % 5 + 1}" for i in range(12)]  # 2 + i words
+    assert [r.cached for r in replies] == [True] + [False] * 11 and len(server.requests) == 12
+    assert reads == [12]  # one read for the whole pass
+    assert sum(writes) == 11 and len(writes) < 11  # every fresh reply stored; replies that finished close together share a write
+    assert cached_keys(tmp_path / "cache.sqlite3") == 12
+    again = judge.Judge(config(server)).complete_many(requests)
+    assert all(r.cached for r in again) and [r.content for r in again] == [r.content for r in replies]
+
+
+def test_put_many_keeps_the_first_reply_of_a_key_unless_told_to_replace(tmp_path):
+    cache = judge.JudgeCache(tmp_path / "c.sqlite3")
+    cache.put_many([("a", {}, "1", "m", False), ("a", {}, "2", "m", False), ("b", {}, "3", "m", False), ("b", {}, "4", "n", True)])
+    assert cache.get_many(["a", "b", "c", "a"]) == {"a": ("1", "m"), "b": ("4", "n")}
+    assert cache.get_many([f"k{i}" for i in range(1200)] + ["b"]) == {"b": ("4", "n")}  # more keys than one query takes (500)
+
+
+def test_a_reply_that_arrives_after_the_pass_stopped_is_still_cached(config, tmp_path):
+    with ChatServer(lambda messages: "4", timeout_s=1.0) as server:
+        server.add_fault("slow", "timeout")  # answered after 1 s, within the client's 3 s
+        server.add_fault("bad", "503", times=10)
+        client = judge.Judge(config(server, timeout_s=3, concurrency=2, max_attempts=1, max_consecutive_failures=2))
+        replies = client.complete_many([request("slow"), request("bad 1"), request("bad 2"), request("bad 3")])
+        # The breaker trips on the two 503s while "slow" is in flight; the pass returns without waiting for it.
+        assert client.breaker_tripped and replies[0].error.startswith("circuit breaker: 2 judge API calls failed in a row")
+        deadline = time.monotonic() + 10
+        while cached_keys(tmp_path / "cache.sqlite3") < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert cached_keys(tmp_path / "cache.sqlite3") == 1  # the paid reply was stored by its worker
+    assert judge.Judge(config(server)).complete(request("slow")).cached
+
+
+def test_a_cache_that_cannot_be_written_costs_the_cache_not_the_scores(config, monkeypatch, log_lines):
+    def locked(rows):
+        raise sqlite3.OperationalError("database is locked")
+
+    with ChatServer(digit_reply) as server:
+        client = judge.Judge(config(server))
+        monkeypatch.setattr(client.cache, "put_many", locked)
+        replies = client.complete_many([request(f"item {i}") for i in range(3)])
+    assert [r.content for r in replies] == ["Score: 3"] * 3 and all(r.ok for r in replies)
+    assert client.provenance()["cache_write_failed"] == 3
+    assert any("could not be stored (OperationalError: database is locked); they will be asked again next run" in line for line in log_lines)
