@@ -314,6 +314,26 @@ def _print_profile(path: str) -> None:
         print(f"    {cumulative:8.2f}  {calls:8d} calls  {Path(file).parent.name}/{Path(file).name}:{line} {name}")
 
 
+def _same_as_official(results: dict, counts: dict[str, int]) -> bool:
+    """At full size the MCGA rows are exactly the release-shaped set whose totals the unmodified official scorer printed
+    (``tests/fixtures/mcga_release_shaped_expected.json``): check the run's MCGA headlines against them (the text twins
+    replay the same outputs, so they must equal their audio tasks). Smaller sizes: headlines printed only."""
+    expected = json.loads((ROOT / "tests" / "fixtures" / "mcga_release_shaped_expected.json").read_text(encoding="utf-8"))
+    headline = {"mcga_asr": ("cer_official", "asr_cer_total"), "mcga_sqa": ("f1_official", "sqa_f1"), "mcga_su": ("acc_official", "su_acc"), "mcga_sr": ("acc_official", "sr_acc")}
+    shown = []
+    ok = True
+    for task, (metric, key) in headline.items():
+        for name in (task, f"{task}_text") if task != "mcga_asr" else (task,):
+            value = results[name][f"{metric},none"]
+            shown.append(f"{name} {metric} {value:.4g}")
+            if counts[name] == 1000 and abs(value - expected[key]) > 1e-9:
+                print(f"FAILED: {name} {metric} = {value}, the official scorer printed {expected[key]} for the same rows")
+                ok = False
+    full = all(counts[name] == 1000 for name in counts if name.startswith("mcga_"))
+    print(f"  MCGA headlines: {', '.join(shown)}" + ("; equal to the unmodified official scorer's totals on these rows" if full and ok else ""))
+    return ok
+
+
 def run(scale: float, clip_seconds: float, work: Path, profile: str | None) -> int:
     data_mcga, data_parsa, predictions, out = work / "mcga", work / "parsa", work / "predictions", work / "out"
     started = time.perf_counter()
@@ -346,6 +366,8 @@ def run(scale: float, clip_seconds: float, work: Path, profile: str | None) -> i
     missing = sorted(set(counts) - set(results))
     if missing:
         print(f"FAILED: no results for {missing}")
+        return 1
+    if not _same_as_official(results, counts):
         return 1
     stats = json.loads(stats_file.read_text(encoding="utf-8"))
     clocks = stats["clocks"]
