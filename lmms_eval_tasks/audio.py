@@ -18,6 +18,7 @@ limit is handed over unchanged.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import io
 import logging
@@ -115,6 +116,25 @@ def audio_file_problem(path: str | Path, min_seconds: float = MIN_AUDIO_SECONDS)
     if seconds < min_seconds:
         return f"{seconds:.3f} s long, shorter than the {min_seconds} s minimum (empty or truncated file)"
     return None
+
+
+def audio_file_problem_once(path: str | Path) -> str | None:
+    """:func:`audio_file_problem` (default minimum length), remembered per (resolved path, size, mtime) for the life of
+    the process: the tasks of one run that read the same clips decode each file once (MCGA's audio and text-mode
+    tasks share the release's clips: 7 decodes per clip without this; PARSA's settings of a task share its clips).
+    A file rewritten since (other size or modification time) is decoded again.
+
+    Raises:
+        OSError: ``path`` cannot be stat-ed (e.g. it does not exist).
+    """
+    resolved = Path(path).resolve()
+    stat = os.stat(resolved)
+    return _audio_file_problem_memo(str(resolved), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=65536)
+def _audio_file_problem_memo(path: str, size: int, mtime_ns: int) -> str | None:
+    return audio_file_problem(path)
 
 
 def load_audio_array(path: str, max_seconds: float | None = DEFAULT_MAX_SECONDS) -> dict:

@@ -116,9 +116,9 @@ def resolve_audio_path(data_dir: Path, relative: str, where: str) -> Path:
         raise MCGADataError(f"{where}: audio path {relative!r} escapes the data folder {root}")
     if not path.is_file():
         raise MCGADataError(f"{where}: audio file {path} does not exist")
-    from lmms_eval_tasks.audio import audio_file_problem
+    from lmms_eval_tasks.audio import audio_file_problem_once  # decoded once per run: the tasks share the clips
 
-    problem = audio_file_problem(path)
+    problem = audio_file_problem_once(path)
     if problem is not None:
         raise MCGADataError(f"{where}: field 'audio': audio file {path} is {problem}")
     return path

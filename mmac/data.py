@@ -145,7 +145,7 @@ def read_rows(path: Path) -> list[tuple[str, dict]]:
 
 
 def _audio(where: str, root: Path, relative: str) -> Path:
-    from lmms_eval_tasks.audio import audio_file_problem  # importing it does not import lmms-eval
+    from lmms_eval_tasks.audio import audio_file_problem_once  # once per clip per run; importing it does not import lmms-eval
 
     if os.path.isabs(relative) or relative.startswith(("/", "\\")) or (len(relative) > 1 and relative[1] == ":"):
         raise MMACDataError(f"{where} field audio: path {relative!r} is absolute; it must be relative to {root}")
@@ -155,7 +155,7 @@ def _audio(where: str, root: Path, relative: str) -> Path:
         raise MMACDataError(f"{where} field audio: path {relative!r} escapes the data folder {base}")
     if not path.is_file():
         raise MMACDataError(f"{where} field audio: file {path} does not exist")
-    problem = audio_file_problem(path)
+    problem = audio_file_problem_once(path)
     if problem:
         raise MMACDataError(f"{where} field audio: {path} is {problem}")
     return path

@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import functools
 import hashlib
 import json
 import math
@@ -464,16 +463,10 @@ def audio_problem(path: str | Path) -> str | None:
     """Why the audio file at ``path`` cannot be used, or ``None``: :func:`lmms_eval_tasks.audio.audio_file_problem`
     (the whole file is decoded: unreadable, empty/0-sample, truncated, or shorter than
     ``lmms_eval_tasks.audio.MIN_AUDIO_SECONDS``), remembered per (path, size, mtime) so the several settings of a
-    task loaded in one run decode each file once."""
-    stat = os.stat(path)
-    return _audio_problem_cached(str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)
+    task loaded in one run decode each file once (:func:`lmms_eval_tasks.audio.audio_file_problem_once`)."""
+    from lmms_eval_tasks.audio import audio_file_problem_once  # importing it does not import lmms-eval
 
-
-@functools.lru_cache(maxsize=65536)
-def _audio_problem_cached(path: str, size: int, mtime_ns: int) -> str | None:
-    from lmms_eval_tasks.audio import audio_file_problem  # importing it does not import lmms-eval
-
-    return audio_file_problem(path)
+    return audio_file_problem_once(path)
 
 
 def audio_cache_dir() -> Path:

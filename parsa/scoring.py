@@ -41,7 +41,10 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections import Counter
 from collections.abc import Callable
+
+import numpy as np
 
 from parsa import metrics
 from parsa.normalize import normalize_persian, normalizer_signature
@@ -345,7 +348,32 @@ def _agg_accuracy_strict(task, records, scored):
 
 
 def _agg_macro_f1_ci95(task, records, scored):
-    return metrics.bootstrap_ci(scored, lambda sample: _agg_macro_f1(task, sample, sample))
+    pairs = [(_classes(task, r, "gold"), _classes(task, r, "prediction")) for r in scored]  # classes once, not per resample
+    return metrics.bootstrap_ci(pairs, macro_f1_of_pairs)
+
+
+def macro_f1_of_pairs(pairs: list[tuple[object, object]]) -> float:
+    """Macro-F1 of ``(gold, predicted)`` class pairs, equal bit for bit to :func:`parsa.metrics.macro_f1` (scikit-learn's
+    ``f1_score(average="macro", zero_division=0)`` over the union of gold and predicted classes) on the same lists.
+
+    For the bootstrap interval's 1,000 resamples: counting in Python costs about 1/20 of ``f1_score``'s input
+    validation per call. Same arithmetic as scikit-learn 1.9: per class F1 = ``2.0 * tp / (float(n_gold) +
+    float(n_predicted))`` (every class in the union has a non-zero denominator), averaged with ``numpy.nanmean`` over
+    the classes in sorted order; equality with :func:`parsa.metrics.macro_f1` is tested on random label lists.
+
+    Raises:
+        ValueError: ``pairs`` is empty.
+    """
+    if not pairs:
+        raise ValueError("macro-F1 of an empty item list is undefined")
+    gold, predicted, hits = Counter(), Counter(), Counter()
+    for g, p in pairs:
+        gold[g] += 1
+        predicted[p] += 1
+        if g == p:
+            hits[g] += 1
+    classes = sorted(gold.keys() | predicted.keys())
+    return float(np.nanmean(np.array([2.0 * hits[c] / (float(gold[c]) + float(predicted[c])) for c in classes])))
 
 
 def _agg_accuracy_ci95(task, records, scored):
