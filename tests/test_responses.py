@@ -43,6 +43,26 @@ def test_lone_surrogates_are_replaced_and_counted_pairs_are_joined():
     assert responses.valid_text("ok") == ("ok", 0)
 
 
+def test_results_writer_replaces_lone_surrogates_and_leaves_valid_data_untouched(monkeypatch):
+    received = []
+    writer = responses._valid_utf8_writer(lambda self, *args, **kwargs: received.append((args, kwargs)), "save_results_samples")
+    walks = []
+    walk = responses._make_valid_in_place
+    monkeypatch.setattr(responses, "_make_valid_in_place", lambda value, counter: walks.append(1) or walk(value, counter))
+
+    clean = [{"resps": [["李白"]], "doc": {"id": 3, "score": 0.5, "tags": ("a", None)}}]
+    writer(None, clean, task_name="mcga_sqa")
+    assert received[-1] == ((clean,), {"task_name": "mcga_sqa"}) and received[-1][0][0] is clean and walks == []
+
+    dirty = [{"resps": [["李白\ud800"]], "doc": {"k\udfff": ("x\ud83d\ude00y",)}}]
+    writer(None, dirty, task_name="mcga_sqa")
+    assert received[-1][0][0] is dirty  # fixed in place: lmms-eval goes on using the objects it passed
+    assert dirty == [{"resps": [["李白\ufffd"]], "doc": {"k\ufffd": ("x\U0001f600y",)}}] and walks
+    walks.clear()
+    writer(None, {(1, 2): "tuple keys: json.dumps refuses, so the walk decides"})
+    assert walks
+
+
 def test_normalised_text_keeps_letters_and_digits_only():
     assert responses.normalised_text('{"answer": 3}') == "answer 3"
     assert responses.normalised_text("  Code_Switched!! ") == "code switched"
