@@ -259,7 +259,7 @@ def _install_timers(stats: dict) -> dict[str, _Clock]:
     for name in ("save_results_aggregated", "save_results_samples"):
         writer = getattr(EvaluationTracker, name)
         if getattr(writer, "_valid_utf8", False):  # the plugin's UTF-8 pass (lmms_eval_tasks.responses) around lmms-eval's writer
-            writer = responses._valid_utf8_writer(clocks["lmms_eval_writer"].wrap(writer.__wrapped__), name)
+            writer = responses._valid_utf8_writer(clocks["lmms_eval_writer"].wrap(writer.__wrapped__), name, responses._NOT_WRITTEN.get(name, ()))
         setattr(EvaluationTracker, name, clocks["writing"].wrap(writer))
     real_evaluate = evaluator.evaluate
 

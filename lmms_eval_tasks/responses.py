@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import json
 import re
 import unicodedata
@@ -488,9 +489,14 @@ def write_results_as_valid_utf8() -> None:
             continue
         if getattr(original, "_valid_utf8", False):
             continue
-        wrapped = _valid_utf8_writer(original, name)
+        wrapped = _valid_utf8_writer(original, name, _NOT_WRITTEN.get(name, ()))
         wrapped._valid_utf8 = True
         setattr(EvaluationTracker, name, wrapped)
+
+
+#: Writer arguments lmms-eval 0.7 reads but does not write: ``save_results_aggregated`` gets every task's samples
+#: only to hash their ``doc_hash`` (hex digests); ``save_results_samples`` writes them.
+_NOT_WRITTEN = {"save_results_aggregated": ("samples",)}
 
 
 def _all_text_is_valid_utf8(value: object) -> bool:
@@ -504,16 +510,23 @@ def _all_text_is_valid_utf8(value: object) -> bool:
         return False
 
 
-def _valid_utf8_writer(original, name: str):
+def _valid_utf8_writer(original, name: str, not_written: Sequence[str] = ()):
+    signature = inspect.signature(original)
+    skipped = {next(iter(signature.parameters)), *not_written}  # self, and what the writer does not write
+
     @functools.wraps(original)
-    def writer(self, *args, **kwargs):
-        if _all_text_is_valid_utf8([args, kwargs]):
-            return original(self, *args, **kwargs)
-        counter = [0]
-        args = tuple(_make_valid_in_place(a, counter) for a in args)
-        kwargs = {k: _make_valid_in_place(v, counter) for k, v in kwargs.items()}
-        if counter[0]:
-            logger.warning(f"{counter[0]} invalid code point(s) (lone surrogates) replaced by U+FFFD in what {name} writes")
-        return original(self, *args, **kwargs)
+    def writer(*args, **kwargs):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            return original(*args, **kwargs)  # lmms-eval's own error for a wrong call
+        written = {k: v for k, v in bound.arguments.items() if k not in skipped}
+        if not _all_text_is_valid_utf8(list(written.values())):
+            counter = [0]
+            for k, v in written.items():
+                bound.arguments[k] = _make_valid_in_place(v, counter)
+            if counter[0]:
+                logger.warning(f"{counter[0]} invalid code point(s) (lone surrogates) replaced by U+FFFD in what {name} writes")
+        return original(*bound.args, **bound.kwargs)
 
     return writer

@@ -48,7 +48,7 @@ def test_results_writer_replaces_lone_surrogates_and_leaves_valid_data_untouched
     writer = responses._valid_utf8_writer(lambda self, *args, **kwargs: received.append((args, kwargs)), "save_results_samples")
     walks = []
     walk = responses._make_valid_in_place
-    monkeypatch.setattr(responses, "_make_valid_in_place", lambda value, counter: walks.append(1) or walk(value, counter))
+    monkeypatch.setattr(responses, "_make_valid_in_place", lambda value, counter: walks.append(value) or walk(value, counter))
 
     clean = [{"resps": [["李白"]], "doc": {"id": 3, "score": 0.5, "tags": ("a", None)}}]
     writer(None, clean, task_name="mcga_sqa")
@@ -61,6 +61,14 @@ def test_results_writer_replaces_lone_surrogates_and_leaves_valid_data_untouched
     walks.clear()
     writer(None, {(1, 2): "tuple keys: json.dumps refuses, so the walk decides"})
     assert walks
+
+    # lmms-eval's aggregated writer gets every task's samples only to hash them: they are neither checked nor walked
+    aggregated = responses._valid_utf8_writer(lambda self, results, samples: received.append((results, samples)), "save_results_aggregated", ("samples",))
+    walks.clear()
+    samples = {"mcga_sqa": [{"doc_hash": "ab\ud800"}]}
+    aggregated(None, {"results": {"mcga_sqa": {"alias": "a\ud800"}}}, samples)
+    assert received[-1] == ({"results": {"mcga_sqa": {"alias": "a\ufffd"}}}, {"mcga_sqa": [{"doc_hash": "ab\ud800"}]})
+    assert received[-1][1] is samples and walks and not any(value is samples or value == "ab\ud800" for value in walks)
 
 
 def test_normalised_text_keeps_letters_and_digits_only():
