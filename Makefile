@@ -37,6 +37,7 @@ bench: setup
 	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.scoring_parsa
 	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.audio_handoff
 	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.judge_throughput
+	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.serving_throughput
 	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.startup
 	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.replay_full
 	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.embedded_model

@@ -3,7 +3,9 @@
 Replies come from a test-supplied function of the request's messages; faults are injected per request by
 a marker string found in the last message (so they hit a chosen item even under concurrency). Every
 request is recorded (body, Authorization header) and the highest number of requests in flight at once
-is tracked. It runs in a thread of the test process; CLI tests point the lmms-eval subprocess at it.
+is tracked, with each request's arrival and reply times (``served``). It runs in a thread of the test process; CLI
+tests point the lmms-eval subprocess at it. ``record_bodies=False`` keeps no bodies (a bench sending 1,000 audio
+data URIs of ~0.6 MB each would otherwise hold them all).
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ class ChatServer:
     ``text`` instead, e.g. an apology or an out-of-range score).
     """
 
-    def __init__(self, reply: Callable[[list[dict]], str], timeout_s: float = 3.0, delay_s: float = 0.0) -> None:
-        self.reply, self.timeout_s, self.delay_s = reply, timeout_s, delay_s
+    def __init__(self, reply: Callable[[list[dict]], str], timeout_s: float = 3.0, delay_s: float = 0.0, record_bodies: bool = True) -> None:
+        self.reply, self.timeout_s, self.delay_s, self.record_bodies = reply, timeout_s, delay_s, record_bodies
         self.requests: list[dict] = []
+        #: ``(arrival, reply sent)`` per request, ``time.time()`` seconds (comparable across processes).
+        self.served: list[tuple[float, float]] = []
         self.authorizations: list[str] = []
         self.faults: list[list] = []  # [markers, kind, remaining, text]
         self.in_flight = self.max_in_flight = 0
@@ -78,10 +82,12 @@ class ChatServer:
                 self.wfile.write(body)
 
             def do_POST(self) -> None:
+                arrival = time.time()
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with server._lock:
-                    server.requests.append(body)
-                    server.authorizations.append(self.headers.get("Authorization", ""))
+                    if server.record_bodies:
+                        server.requests.append(body)
+                        server.authorizations.append(self.headers.get("Authorization", ""))
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 try:
@@ -91,6 +97,7 @@ class ChatServer:
                 finally:
                     with server._lock:
                         server.in_flight -= 1
+                        server.served.append((arrival, time.time()))
 
             def _answer(self, body: dict) -> None:
                 if not self.path.endswith("/chat/completions"):
