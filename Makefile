@@ -30,7 +30,7 @@ test: setup
 	$(OFFLINE) $(BIN)/python -m pytest -q
 
 # Speed and memory figures of issue 13, each a ratio against a floor measured in the same run (bench/README.md).
-# Not tests: CI does not run them. Sizes are --quick-sized (about a minute each; startup ~6 min, replay_full at the issue size ~1 min, embedded_model longer); full sizes: bench/README.md.
+# Not tests: CI does not run them. Default sizes take about 13 minutes in all on 2 quiet cores; issue sizes: bench/README.md.
 # MCGA_OFFICIAL_DIR: folder with the official eval_model.py (not shipped; the comparison is skipped without it).
 bench: setup
 	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.scoring_mcga
