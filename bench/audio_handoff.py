@@ -121,9 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     header(f"audio hand-off, {args.clips} clips")
     folder = Path(tempfile.mkdtemp(prefix="bench-audio-"))
     os.environ["LMMS_EVAL_AUDIO_PLUGIN_CACHE"] = str(folder / "cache")
-    from lmms_eval_tasks import audio
-
     import logging
+
+    from lmms_eval_tasks import audio
 
     logging.getLogger("lmms_eval_tasks.audio").setLevel(logging.ERROR)  # the cut warning, once per long clip and call
     paths = make_clips(folder / "data" / "clips", args.clips)

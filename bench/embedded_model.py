@@ -20,6 +20,7 @@ import argparse
 import os
 import re
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -74,9 +75,8 @@ def main(argv: list[str] | None = None) -> int:
                 log = stdout + stderr
             else:
                 clips = stdout.strip().splitlines()[-1]
-    median = lambda values: sorted(values)[len(values) // 2]  # noqa: E731
-    floor_wall, floor_cpu = median([w for w, _ in floor]), median([c for _, c in floor])
-    demo_wall, demo_cpu = median([w for w, _ in demo]), median([c for _, c in demo])
+    floor_wall, floor_cpu = statistics.median([w for w, _ in floor]), statistics.median([c for _, c in floor])
+    demo_wall, demo_cpu = statistics.median([w for w, _ in demo]), statistics.median([c for _, c in demo])
     print(f"  floor: {clips} distinct clips, wall {floor_wall:.1f} s, cpu {floor_cpu:.1f} s;  demo: wall {demo_wall:.1f} s, cpu {demo_cpu:.1f} s")
     decoded = re.findall(r"faster_whisper: (\d+) requests: (\d+) clips decoded, (\d+) transcripts from the cache", log)
     requests, misses, hits = (int(x) for x in decoded[-1]) if decoded else (0, -1, 0)

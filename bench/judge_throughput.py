@@ -25,50 +25,18 @@ import argparse
 import os
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
+from bench._server import LatencyServer
 from bench._timing import figure, header
 
 EFFICIENCY_GOAL = 0.90
 CACHED_GOAL_S = 1.0
 KEY_VAR = "BENCH_JUDGE_KEY"
-
-_SERVER = """
-import sys, time
-from http.server import ThreadingHTTPServer
-ThreadingHTTPServer.request_queue_size = 1024  # listen backlog (socketserver's default 5 drops bursts of connections: 1 s SYN retries)
-from tests.chat_server import ChatServer
-server = ChatServer(lambda messages: "3", delay_s=float(sys.argv[1]))
-server.__enter__()
-print(server.url, flush=True)
-sys.stdin.read()  # until the parent closes stdin
-"""
-
-
-class LocalServer:
-    """``tests/chat_server.py`` in a child process with ``delay_s`` latency; ``url`` once started."""
-
-    def __init__(self, delay_s: float) -> None:
-        self.process = subprocess.Popen([sys.executable, "-c", _SERVER, str(delay_s)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                        env={**os.environ, "PYTHONPATH": os.getcwd()})  # fmt: skip
-        self.url = self.process.stdout.readline().strip()
-        if not self.url.startswith("http://127.0.0.1:"):
-            self.close()
-            raise RuntimeError(f"local chat server did not start (got {self.url!r})")
-
-    def close(self) -> None:
-        self.process.stdin.close()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
 
 def _requests(n: int, tag: str):
     from lmms_eval_tasks.judge import JudgeRequest
@@ -87,7 +55,7 @@ def efficiency(latency: float, concurrency: int, calls: int, repeats: int, folde
     """Walls (s) of ``repeats`` judge passes (``Judge.complete_many``, fresh cache: every call goes over HTTP) and of
     as many floor passes (:func:`raw_http_floor`) of ``calls`` calls each, alternating on one server (order reversed
     on odd rounds, so neither side always runs first), and the judge passes' CPU seconds (this process, all threads)."""
-    server = LocalServer(latency)
+    server = LatencyServer(latency, "3")
     out: dict[str, list[float]] = {"judge": [], "judge_cpu": [], "floor": []}
 
     def judge_pass(repeat: int) -> None:
@@ -134,7 +102,7 @@ def raw_http_floor(url: str, concurrency: int, calls: int) -> float:
 
 def cached_rescore(folder: Path, calls: int = 1000) -> tuple[float, int]:
     """Seconds for a new pass over ``calls`` requests already cached, and the API calls it made."""
-    server = LocalServer(0.0)
+    server = LatencyServer(0.0, "3")
     cache = folder / "cached.sqlite3"
     requests = _requests(calls, "cached")
     try:

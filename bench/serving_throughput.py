@@ -67,6 +67,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench._server import LatencyServer
 from bench._timing import figure, header
 
 EFFICIENCY_GOAL = 0.80
@@ -75,53 +76,6 @@ CONCURRENCIES = (16, 64)
 REPLY = "床前明月光，疑是地上霜。"
 API_KEY = "bench-local-key"
 RATE = 16000
-
-_SERVER = """
-import json, resource, sys
-from http.server import ThreadingHTTPServer
-ThreadingHTTPServer.request_queue_size = 1024  # listen backlog (socketserver's default 5 drops bursts of connections: 1 s SYN retries)
-from tests.chat_server import ChatServer
-server = ChatServer(lambda messages: sys.argv[2], delay_s=float(sys.argv[1]), record_bodies=False)
-server.__enter__()
-print(server.url, flush=True)
-for line in sys.stdin:  # each line asks for the (arrival, reply) times served since the last one
-    served, server.served = server.served, []
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    print(json.dumps({"served": served, "max_in_flight": server.max_in_flight, "cpu_s": usage.ru_utime + usage.ru_stime}), flush=True)
-    server.max_in_flight = 0
-"""
-
-
-class LatencyServer:
-    """``tests/chat_server.py`` in a child process: fixed ``latency_s``, reply :data:`REPLY`, no bodies kept."""
-
-    def __init__(self, latency_s: float) -> None:
-        root = str(Path(__file__).resolve().parents[1])
-        self.process = subprocess.Popen([sys.executable, "-c", _SERVER, str(latency_s), REPLY], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        text=True, env={**os.environ, "PYTHONPATH": root})  # fmt: skip
-        self.url = self.process.stdout.readline().strip()
-        if not self.url.startswith("http://127.0.0.1:"):
-            self.close()
-            raise RuntimeError(f"local chat server did not start (got {self.url!r})")
-        self._cpu = 0.0
-        self.take_served()  # start counting the server's CPU from here
-
-    def take_served(self) -> tuple[list[tuple[float, float]], int, float]:
-        """``([(arrival, reply sent), ...], most requests in flight at once, server CPU seconds)`` since the last call."""
-        self.process.stdin.write("stats\n")
-        self.process.stdin.flush()
-        answer = json.loads(self.process.stdout.readline())
-        cpu, self._cpu = answer["cpu_s"] - self._cpu, answer["cpu_s"]
-        return [tuple(pair) for pair in answer["served"]], answer["max_in_flight"], cpu
-
-    def close(self) -> None:
-        self.process.stdin.close()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
 
 # ------------------------------------------------------------------------------------------------ data
 def _synthetic_voices(rng: random.Random, count: int = 16, seconds: float = 30.0) -> list:
@@ -462,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  data: {args.docs} synthetic 10-20 s clips, 16 kHz mono PCM-16, {size / 2**20:.0f} MiB, written in {time.perf_counter() - start:.1f} s ({data_dir})"
         )
-        server = LatencyServer(args.latency)
+        server = LatencyServer(args.latency, REPLY)
         big = max(args.concurrency)
         try:
             runs: dict[int, dict[str, list[Run]]] = {}
