@@ -28,13 +28,7 @@ from audio_bench_report.tables import (
     metric_cell,
     ordered,
 )
-
-try:  # the benchmark's own schema (mmac/schema.py)
-    from mmac.schema import CATEGORIES
-except ImportError:  # the paper's Table 1, for a checkout without it
-    CATEGORIES = {"content": ("content",), "background": ("background",), "persona": ("gender", "age"),
-                  "paralinguistic": ("emotion", "accent", "pitch", "speed", "timbre", "vocal"),
-                  "dynamic": ("background_change", "emotion_change", "pitch_change", "speed_change"), "implication": ("implication",)}  # fmt: skip
+from mmac.schema import CATEGORIES
 
 BENCHMARK = "MMAC"
 METRICS = ("accuracy", "precision", "coverage")
