@@ -68,11 +68,11 @@ _SYMBOLS_TO_SPACE = _SymbolsToSpace()
 
 def _remove_symbols(text: str) -> str:
     """``whisper_normalizer.basic.remove_symbols(text)`` (``preserve_marks=False``), as a table look-up. Its NFKC
-    is computed as NFC of NFKD (:func:`_nfkc`)."""
-    return _nfkc(text).translate(_SYMBOLS_TO_SPACE)
+    is computed as NFC of NFKD (:func:`nfkc`)."""
+    return nfkc(text).translate(_SYMBOLS_TO_SPACE)
 
 
-def _nfkc(text: str) -> str:
+def nfkc(text: str) -> str:
     """Unicode NFKC of ``text`` as NFC of NFKD: NFKC is by definition (UAX #15) the canonical composition of the
     compatibility decomposition, and an NFKD string is its own canonical decomposition, so this is the same string
     (tested on every code point and on random combining sequences); CPython 3.11 computes it about 10x faster than
