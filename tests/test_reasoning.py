@@ -1,0 +1,56 @@
+"""Reasoning traces split from answers (lmms_eval_tasks/reasoning.py). Inputs are written as the named models
+write them when served without a reasoning parser (tags and their placement from the models' chat templates)."""
+
+import pytest
+
+from lmms_eval_tasks.reasoning import split_reasoning
+
+
+@pytest.mark.parametrize(
+    "text, answer, unfinished",
+    [
+        # Qwen3 / DeepSeek-R1: a closed block, then the answer
+        ('<think>\nThe speaker sounds angry... maybe sad?\n</think>\n\n{"emotion": "sad"}', '{"emotion": "sad"}', False),
+        # Qwen3-Thinking-2507 templates pre-fill "<think>\n": only the closing tag is generated
+        ('Okay, the options are 1-4. It is 2.\n</think>\n\n{"answer": 3}', '{"answer": 3}', False),
+        # other spellings
+        ("<thinking>draft: B</thinking>A", "A", False),
+        ("<reasoning>B?</reasoning>\nA", "A", False),
+        ("◁think▷用户问的是体裁…可能是词◁/think▷诗", "诗", False),
+        ("[THINK]B or C[/THINK]C", "C", False),
+        ("<seed:think>hmm</seed:think>answer", "answer", False),
+        ("<|begin_of_thought|>x=1<|end_of_thought|><|begin_of_solution|>2<|end_of_solution|>", "2", False),
+        ("<|channel|>analysis<|message|>draft 4<|end|><|start|>assistant<|channel|>final<|message|>5<|return|>", "5", False),
+        # case and spaces inside tags
+        ("<THINK >draft</ Think>final", "final", False),
+        # never closed (generation hit the token limit): no answer, never the draft
+        ('<think>The answer is {"answer": 2} because', "", True),
+        ("◁think▷答案是B", "", True),
+        ("<thinking>B", "", True),
+        # a closed block then a second one left open: the text between them is all that is outside
+        ("<think>a</think>A1<think>b", "A1", True),
+        # several closed blocks: the text outside all of them
+        ("<think>a</think>first<think>b</think>second", "first\nsecond", False),
+    ],
+)
+def test_final_text_is_what_lies_outside_reasoning(text, answer, unfinished):
+    split = split_reasoning(text)
+    assert (split.answer, split.unfinished, split.has_reasoning) == (answer, unfinished, True)
+
+
+def test_text_without_reasoning_is_returned_unchanged():
+    for text in ("  B  ", '{"answer": "<b>"}', "think about it: A", "", None):
+        split = split_reasoning(text)
+        assert (split.answer, split.trace_chars, split.unfinished, split.has_reasoning) == (text or "", 0, False, False)
+
+
+def test_trace_length_counts_every_removed_character():
+    assert split_reasoning("<think>abc</think>X").trace_chars == len("<think>abc</think>")
+    assert split_reasoning("abc</think>X").trace_chars == len("abc</think>")
+    assert split_reasoning("X<think>abcd").trace_chars == len("<think>abcd")
+
+
+def test_split_is_linear_in_length():
+    # 200,000 unclosed tags and one long draft: one regex pass, no backtracking blow-up
+    split = split_reasoning("<think>" * 200_000 + "x" * 1_000_000)
+    assert split.unfinished and split.answer == ""
