@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
 
 import pytest
-
-import subprocess
-from pathlib import Path
 
 from mcga import data, judging
 from tests.chat_server import REPORTED_MODEL, ChatServer, scripted_replies
@@ -284,3 +285,32 @@ def test_a_thinking_judge_gives_the_official_scorers_figures_and_the_counts(lmms
     rows_by_task = {row.detail: row for row in build([run], Context()).tables[0].rows}
     counts = rows_by_task["mcga_s2tt"].cells["judge_counts"].text
     assert f"unfinished reasoning {r['mcga_s2tt']['judge_unfinished_reasoning,none']}" in counts and "prompt-like candidates" in counts
+
+
+def test_a_slow_drip_judge_a_429_burst_and_a_lone_surrogate_through_the_cli(lmms_eval_cli, offline_env, tmp_path):
+    # S2TT: every call answered one byte per second (a reply would take minutes): each is cut at the 2 s time bound and
+    # the circuit breaker stops the pass. SEC: a 429 with Retry-After: 2 (honoured, then judged) and a reply holding a
+    # lone surrogate (stored repaired, alone), so every SEC figure is the official one.
+    entries = json.loads((ROWS / "judge_replies.json").read_text(encoding="utf-8"))["replies"]
+    tone = next(entry for entry in entries if entry["all"] == ["整体情感色彩分析", "客居他乡"])
+    with ChatServer(scripted_replies(ROWS / "judge_replies.json"), drip_s=1.0) as server:
+        server.add_fault("Evaluation (score only)", "drip_body", times=100)
+        server.add_fault(("语音画像一致性审核", "语气平和"), "429", times=1, headers={"Retry-After": "2"})
+        server.add_fault(tuple(tone["all"]), "reply", times=1, text=tone["reply"] + " \ud800")
+        env = {**judge_env(offline_env, server, tmp_path / "judge.sqlite3"), "AUDIO_JUDGE_TIMEOUT": "2", "AUDIO_JUDGE_MAX_ATTEMPTS": "2",
+               "AUDIO_JUDGE_MAX_CONSECUTIVE_FAILURES": "4"}  # fmt: skip
+        started = time.monotonic()
+        results, log = lmms_eval(lmms_eval_cli, env, tmp_path / "out", "mcga_s2tt,mcga_sec", "replay", f"predictions={ROWS}")
+        elapsed = time.monotonic() - started
+    r = results["results"]
+    assert elapsed < 120, elapsed  # without the bound one dripping reply alone takes about 5 minutes
+    s2tt = r["mcga_s2tt"]["judge,none"]
+    assert s2tt["circuit_breaker"]["tripped"].startswith("circuit breaker: 4 judge API calls failed in a row (last: APITimeoutError")
+    assert r["mcga_s2tt"]["judge_failed,none"] == 9 and r["mcga_s2tt"]["llm_b,none"].startswith("not computed")
+    for metric in ("sec_p", "sec_g", "sec_s"):
+        assert r["mcga_sec"][f"{metric},none"] == pytest.approx(EXPECTED[metric], abs=1e-9)
+    sec = r["mcga_sec"]["judge,none"]
+    assert sec["retry_after_waits"] == 1 and sec["uncached_replies"] == 0 and sec["cache_write_failed"] == 0
+    with sqlite3.connect(tmp_path / "judge.sqlite3") as db:
+        stored = [content for (content,) in db.execute("SELECT content FROM replies")]
+    assert len(stored) == 9 and tone["reply"] + " \ufffd" in stored
