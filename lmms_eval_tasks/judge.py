@@ -38,6 +38,7 @@ backoff. Importing this module does not import lmms-eval.
 
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 import hashlib
 import inspect
@@ -48,6 +49,7 @@ import queue
 import sqlite3
 import threading
 import time
+import traceback
 import weakref
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -155,6 +157,11 @@ class JudgeConfig:
     def not_configured_reason(self) -> str:
         """One line saying why judged metrics were not computed and how to turn the judge on."""
         return f"not computed: no judge configured (set {self.api_key_var}; see docs/judge.md)"
+
+    def __repr__(self) -> str:
+        """The settings with :attr:`base_url` masked (:attr:`endpoint`): a repr may reach a log."""
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__dataclass_fields__ if name != "base_url")
+        return f"JudgeConfig(base_url={self.endpoint!r}, {shown})"
 
     @property
     def endpoint(self) -> str:
@@ -1041,10 +1048,15 @@ class Judge:
 def _scrub(error: object, config: JudgeConfig, limit: int = 200, secrets: list[str] | None = None) -> str:
     """``str(error)`` on one line, at most ``limit`` characters, with the API key and the base URL's credentials
     (:meth:`JudgeConfig.secrets`) masked wherever they appear."""
-    text = " ".join(str(error).split())
-    for secret in config.secrets() if secrets is None else secrets:
-        text = text.replace(secret, _MASK)
+    text = _mask(" ".join(str(error).split()), config.secrets() if secrets is None else secrets)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _mask(text: str, secrets: list[str]) -> str:
+    """``text`` with every occurrence of each of ``secrets`` replaced by ``***``."""
+    for secret in secrets:
+        text = text.replace(secret, _MASK)
+    return text
 
 
 # ------------------------------------------------------------------------------------ score functions
@@ -1192,7 +1204,7 @@ def judge_task(
     if not config.configured:
         return _log_once(config.not_configured_reason(), task)
     memo_key = hashlib.sha256(
-        json.dumps([task, items, repr(config)], ensure_ascii=False, sort_keys=True, default=str).encode("utf-8", "surrogatepass")
+        json.dumps([task, items, dataclasses.astuple(config)], ensure_ascii=False, sort_keys=True, default=str).encode("utf-8", "surrogatepass")
     ).hexdigest()
     if memo_key in _PASSES:
         return _PASSES[memo_key]
@@ -1200,7 +1212,9 @@ def judge_task(
         result: JudgedTask | str = _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes, config, strict_score)
     except Exception as error:  # noqa: BLE001 - any judge error costs only the judged metrics, never the run
         result = f"not computed: the judge failed ({type(error).__name__}: {_scrub(error, config, limit=1000)})"
-        logger.opt(exception=error).error(f"judge {task}: {result}; the task's other metrics and other tasks are not affected")
+        # The traceback as masked text: a logger's own traceback rendering may print local variables (the key among them).
+        trace = _mask("".join(traceback.format_exception(error)), config.secrets())
+        logger.error(f"judge {task}: {result}; the task's other metrics and other tasks are not affected\n{trace}")
     _PASSES[memo_key] = result
     return result
 

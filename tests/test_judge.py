@@ -340,7 +340,17 @@ def test_any_error_inside_judging_is_not_computed_with_the_reason_once(config, l
         second = judge.judge_task("t", [{"id": "a"}], broken_requests, first_digit, {}, cfg)
     assert first == second == "not computed: the judge failed (KeyError: 'sec_1')"
     assert len(calls) == 1 and server.requests == []  # the other aggregations of the task reuse the reason
-    assert log_lines == ["judge t: not computed: the judge failed (KeyError: 'sec_1'); the task's other metrics and other tasks are not affected"]
+    [line] = log_lines
+    assert line.startswith("judge t: not computed: the judge failed (KeyError: 'sec_1'); the task's other metrics and other tasks are not affected\nTraceback")
+    assert "in broken_requests" in line  # the traceback, as masked text
+
+    def leaking_requests(item):
+        raise RuntimeError(f"the endpoint rejected key {KEY}")
+
+    with ChatServer(digit_reply) as server:
+        leaked = judge.judge_task("t2", [{"id": "a"}], leaking_requests, first_digit, {}, config(server))
+    assert leaked == "not computed: the judge failed (RuntimeError: the endpoint rejected key ***)"
+    assert KEY not in log_lines[-1] and "the endpoint rejected key ***" in log_lines[-1]
 
 
 def test_a_bad_setting_is_not_computed_with_the_reason(config, monkeypatch):
@@ -532,7 +542,7 @@ def test_credentials_in_the_base_url_are_sent_but_never_written_logged_or_keyed(
         assert other.complete(request("one")).cached  # the cache key does not depend on the credentials
     provenance = client.provenance()
     assert provenance["base_url"] == f"http://***@127.0.0.1:{port}/v1?api_key=***&api-version=***"
-    written = [json.dumps(provenance), replies[1].error or "", *log_lines, (tmp_path / "cache.sqlite3").read_text(errors="replace")]
+    written = [json.dumps(provenance), repr(client.config), replies[1].error or "", *log_lines, (tmp_path / "cache.sqlite3").read_text(errors="replace")]
     for wal in tmp_path.glob("cache.sqlite3*"):
         written.append(wal.read_bytes().decode("utf-8", "replace"))
     for secret in (secret_query, secret_password, KEY):
