@@ -1241,29 +1241,21 @@ def _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes,
     strict_values: dict[str, list] = {}
     strict_failed: dict[str, list[tuple[str, str]]] = {}
     differs: Counter = Counter()
+
+    def record(read, reply, label, scored: list, unscored: list):
+        """Read one reply (a failed call has no score), file it under ``scored`` or ``unscored``; return the score."""
+        score, reason = read_score(read(reply.final), reply.final) if reply.ok else (None, reply.error)
+        scored.append(score) if score is not None else unscored.append((label, reason))
+        return score
+
     for (item, dimension, _), read, reply in zip(planned, readers, replies):
         label = item_label(item)
         for table in (values, failed, strict_values, strict_failed):
             table.setdefault(dimension, [])
-        if reply.ok:
-            score, reason = read_score(read(reply.final), reply.final)
-        else:
-            score, reason = None, reply.error
-        if score is not None:
-            values[dimension].append(score)
-        else:
-            failed[dimension].append((label, reason))
-        if strict_score is None:
-            continue
-        if reply.ok:
-            strict, strict_reason = read_score(_bound(per_dimension(strict_score, dimension), item)(reply.final), reply.final)
-        else:
-            strict, strict_reason = None, reply.error
-        if strict is not None:
-            strict_values[dimension].append(strict)
-        else:
-            strict_failed[dimension].append((label, strict_reason))
-        differs[dimension] += score is not None and strict != score
+        score = record(read, reply, label, values[dimension], failed[dimension])
+        if strict_score is not None:
+            strict = record(_bound(per_dimension(strict_score, dimension), item), reply, label, strict_values[dimension], strict_failed[dimension])
+            differs[dimension] += score is not None and strict != score
     dimensions = {
         name: JudgedDimension(
             tuple(values[name]),

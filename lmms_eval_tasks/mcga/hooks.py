@@ -291,26 +291,26 @@ def _judged_mean(name: str, items: list[dict], scale: float) -> float | str:
     return "not computed: every judge call of this metric failed (see 'judge')" if mean is None else mean * scale
 
 
-def _metric(name: str, scale: float, doc: str):
-    def aggregate(items: list[dict]) -> float | str:
+def _metrics(name: str, scale: float, what: str):
+    """The aggregations of one judged dimension: ``(official-compatible, strict)`` means times ``scale``."""
+
+    def official(items: list[dict]) -> float | str:
         return _judged_mean(name, items, scale)
 
-    aggregate.__name__, aggregate.__doc__ = f"mcga_agg_{name}", doc
-    return aggregate
+    def strict(items: list[dict]) -> float | str:
+        return _judged_mean(f"{name}_strict", items, scale)
+
+    official.__name__, official.__doc__ = f"mcga_agg_{name}", f"{what}, official-compatible: mean judge score over judged items" + (" ×20." if scale != 1 else ".")
+    strict.__name__, strict.__doc__ = f"mcga_agg_{name}_strict", f"{what}, strict reading (lmms_eval_tasks/mcga/README.md, 'Two readings')."
+    return official, strict
 
 
-mcga_agg_llm_bf = _metric("llm_bf", judging.S2TT_SCALE, "LLM-BF, beauty of form (0-100), official-compatible: mean judge score (1-5) over judged items ×20.")
-mcga_agg_llm_bm = _metric("llm_bm", judging.S2TT_SCALE, "LLM-BM, beauty of meaning (0-100), official-compatible: mean judge score (1-5) ×20.")
-mcga_agg_llm_bs = _metric("llm_bs", judging.S2TT_SCALE, "LLM-BS, beauty of sound (0-100), official-compatible: mean judge score (1-5) ×20.")
-mcga_agg_sec_p = _metric("sec_p", 1, "SEC-P, voice persona (0-2), official-compatible: mean judge score over judged items.")
-mcga_agg_sec_g = _metric("sec_g", 1, "SEC-G, global emotion (0-3), official-compatible: mean judge score over judged items.")
-mcga_agg_sec_s = _metric("sec_s", 1, "SEC-S, sentence-level emotion (0-5), official-compatible (CER text appended as officially).")
-mcga_agg_llm_bf_strict = _metric("llm_bf_strict", judging.S2TT_SCALE, "LLM-BF under the strict reading (mcga.judging.s2tt_judge_score), 0-100.")
-mcga_agg_llm_bm_strict = _metric("llm_bm_strict", judging.S2TT_SCALE, "LLM-BM under the strict reading, 0-100.")
-mcga_agg_llm_bs_strict = _metric("llm_bs_strict", judging.S2TT_SCALE, "LLM-BS under the strict reading, 0-100.")
-mcga_agg_sec_p_strict = _metric("sec_p_strict", 1, "SEC-P under the strict reading (mcga.judging.sec_judge_score), 0-2.")
-mcga_agg_sec_g_strict = _metric("sec_g_strict", 1, "SEC-G under the strict reading, 0-3.")
-mcga_agg_sec_s_strict = _metric("sec_s_strict", 1, "SEC-S under the strict reading (no CER text appended), 0-5.")
+mcga_agg_llm_bf, mcga_agg_llm_bf_strict = _metrics("llm_bf", judging.S2TT_SCALE, "LLM-BF, beauty of form (0-100)")
+mcga_agg_llm_bm, mcga_agg_llm_bm_strict = _metrics("llm_bm", judging.S2TT_SCALE, "LLM-BM, beauty of meaning (0-100)")
+mcga_agg_llm_bs, mcga_agg_llm_bs_strict = _metrics("llm_bs", judging.S2TT_SCALE, "LLM-BS, beauty of sound (0-100)")
+mcga_agg_sec_p, mcga_agg_sec_p_strict = _metrics("sec_p", 1, "SEC-P, voice persona (0-2)")
+mcga_agg_sec_g, mcga_agg_sec_g_strict = _metrics("sec_g", 1, "SEC-G, global emotion (0-3)")
+mcga_agg_sec_s, mcga_agg_sec_s_strict = _metrics("sec_s", 1, "SEC-S, sentence-level emotion (0-5; official: the CER text appended)")
 
 
 def _combined(items: list[dict], combine, strict: bool = False) -> float | str:
