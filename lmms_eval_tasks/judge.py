@@ -46,6 +46,7 @@ import json
 import math
 import os
 import queue
+import re
 import sqlite3
 import threading
 import time
@@ -252,7 +253,7 @@ class JudgeReply:
     @cached_property
     def reasoning(self) -> ReasoningSplit:
         """:func:`lmms_eval_tasks.reasoning.split_reasoning` of ``content``: the judge's final text and its reasoning."""
-        return split_reasoning(self.content)
+        return _split(self.content)
 
     @property
     def final(self) -> str | None:
@@ -650,6 +651,7 @@ class Judge:
         )
         self._openai = openai
         self._secrets = self.config.secrets()
+        self._endpoint = self.config.endpoint  # masked once: request_params runs per request
         try:
             self.cache: JudgeCache | _NoCache = JudgeCache(self.config.cache_path)
         except JudgeCacheError as error:  # e.g. a full disk: judging goes on without the cache, and says so
@@ -699,7 +701,7 @@ class Judge:
         credentials masked (:func:`redact_url`): they never reach the cache and do not change its key."""
         max_tokens = self.config.max_tokens if self.config.max_tokens is not None else request.max_tokens
         params = {
-            "base_url": self.config.endpoint,
+            "base_url": self._endpoint,
             "model": self.config.model,
             "messages": [{"role": role, "content": content} for role, content in request.messages],
             "temperature": self.config.temperature,
@@ -1088,12 +1090,22 @@ def read_score(result: ScoreResult, reply: str | None) -> tuple[float | object |
     return float(result), None
 
 
+#: Every reasoning spelling (lmms_eval_tasks.reasoning.REASONING_SPELLINGS) starts with one of these characters.
+_REASONING_START = re.compile(r"[<\[◁]")
+
+
+def _split(text: str | None) -> ReasoningSplit:
+    """:func:`lmms_eval_tasks.reasoning.split_reasoning`, skipped (a few microseconds per reply) for a text that holds
+    no character a reasoning spelling starts with."""
+    return split_reasoning(text) if text and _REASONING_START.search(text) else ReasoningSplit(answer=text or "")
+
+
 def _unusable(validate: Validator | None, content: str) -> tuple[str, str] | None:
     """None when ``validate`` accepts the judge's final text in ``content``, else ``(error kind, reason)``. A reply whose
     reasoning never closed is unusable whatever ``validate`` says: it holds no verdict, only a draft."""
     if validate is None:
         return None
-    split = split_reasoning(content)
+    split = _split(content)
     if split.unfinished:
         return UNFINISHED_REASONING, f"the judge's reasoning never closed ({split.trace_chars} characters, no verdict after it) in {_snippet(content)}"
     try:

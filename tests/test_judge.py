@@ -627,3 +627,13 @@ def test_a_cache_that_cannot_be_opened_is_done_without_and_the_uncached_replies_
     assert result.dimensions["d"].values == (3.0, 3.0, 3.0) and result.count("uncached_replies") == 3
     assert result.provenance["cache_unavailable"].startswith(f"judge cache {blocker}/judge.sqlite3 cannot be used: [Errno 17] File exists")
     assert any(line.endswith("judging without a cache; no reply of this pass is stored (counted as uncached_replies), the next run asks again") for line in log_lines)
+
+
+def test_the_judges_fast_path_past_reasoning_misses_no_spelling():
+    from lmms_eval_tasks.reasoning import REASONING_SPELLINGS
+
+    for opening, closing in REASONING_SPELLINGS:
+        for text in (f"{opening}draft 1{closing}Score: 4", f"draft 1{closing}Score: 4", f"{opening}draft 1", f"{opening.upper()} x {closing.upper()} 4"):
+            assert judge._split(text) == judge.split_reasoning(text), text
+        assert judge._split(f"{opening}draft 1{closing}Score: 4").answer == "Score: 4", opening
+    assert judge._split("Score: 4") == judge.split_reasoning("Score: 4")
