@@ -229,6 +229,25 @@ MARKS = {
 }
 
 
+#: Counts of a task's judge pass shown beside judge failures (docs/judge.md): verdicts read after the judge's
+#: reasoning, replies whose reasoning never closed (already among the judge failures), usable replies not cached,
+#: MCGA's strict-reading exclusions and disagreements, and candidates holding prompt-like framing.
+JUDGE_COUNTS = {
+    "judge_verdicts_after_reasoning": "verdicts after reasoning",
+    "judge_unfinished_reasoning": "unfinished reasoning",
+    "judge_uncached": "uncached",
+    "judge_failed_strict": "failed (strict)",
+    "strict_differs": "strict differs",
+    "candidate_prompt_framing": "prompt-like candidates",
+}
+
+
+def judge_counts(result: TaskResult) -> dict[str, int]:
+    """The non-zero :data:`JUDGE_COUNTS` of a task, by their short names, in that order."""
+    values = {short: result.metrics.get(metric) for metric, short in JUDGE_COUNTS.items()}
+    return {short: int(value) for short, value in values.items() if is_number(value) and value}
+
+
 def _judge_failures(result: TaskResult) -> int:
     """Judge failures of a task: ``judge_failed`` if numeric, else the sum over a per-dimension breakdown."""
     value = result.metrics.get("judge_failed")

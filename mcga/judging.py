@@ -3,23 +3,32 @@
 This module holds what is MCGA-specific: the official judge prompts (``official_judge_prompts.json``
 beside this module, verbatim), how a model output is cut into what the judge sees, how a score is read
 from a judge reply, the SEC sentence CER, and the reference-based S2TT metrics. It makes no API call:
-:mod:`lmms_eval_tasks.judge` sends the requests built here.
+:mod:`lmms_eval_tasks.judge` sends the requests built here, and hands the readers below the judge's final
+text (its reply with any reasoning removed; a reply whose reasoning never closed has no verdict).
 
-Deliberate differences from the official script (all in the direction of "no silent failure"):
+Two readings of every judge reply, reported side by side (as ``cer_official`` / ``cer_strict`` for ASR):
 
-- A judge call that fails after its retries, or whose reply holds no score, is *judge_failed*: left out
-  of that dimension's mean and counted. The official S2TT code does the same for failures (score
-  ``None``), but its SEC code turns a failed call into the text ``请求失败: <error>`` and reads a score
-  from it (the first integer of the error text, e.g. ``429`` from an HTTP 429 message, or ``0``), and an
-  SEC reply with no number scores 0.
-- Retries: the official SEC code tries 3 times with 1 s pauses, its S2TT code once; we retry both on
-  timeouts, 429 and 5xx with exponential backoff (``AUDIO_JUDGE_MAX_ATTEMPTS``, default 3).
-- Range and reading checks (:func:`s2tt_judge_score`, :func:`sec_judge_score`): a reply whose score is
-  outside the rubric (S2TT ``0``; SEC-P ``[3/2]``), on another scale (``[8/10]``), or whose first digit /
-  first integer is not its score (``评分（1-5分）：4`` reads 1 under the official rule; a Markdown table
-  without ``[x/N]`` reads its first sentence number) is judge_failed with the reason, where the official
-  script would have counted the number it read. :func:`official_s2tt_score` and
-  :func:`official_sec_score` keep the official readings; the checks are a separate layer on top.
+- **official-compatible** (``llm_bf`` ... ``llm_b``, ``sec_p`` ... ``llm_c``): the official code's reading on every
+  reply shape (:func:`official_s2tt_score`: the first digit of the reply, none -> the item is left out of the
+  mean; :func:`official_sec_score_as_scored`: the number in the first ``[x/N]``, else the first integer, else 0,
+  where for SEC-S the official code first appends its sentence-CER text ``"\n[ASR 准确率校验]\n- CER: 1.0000"``
+  to the reply, so a reply without a number reads the CER's integer part: 0 below 100 %, 1 at 100 %, 2 at
+  200 %). A reply this reading scores is cached and never asked again.
+- **strict** (``llm_bf_strict`` ... ``llm_c_strict``, :func:`s2tt_judge_score`, :func:`sec_judge_score`): a number
+  counts only when it is the judge's one verdict and lies on the rubric; the item is otherwise judge_failed in the
+  strict figures, with the reason.
+
+Deliberate differences from the official script, in both readings (all in the direction of "no silent failure"):
+
+- A judge call that fails after its retries is *judge_failed*: left out of that dimension's mean and counted.
+  The official S2TT code does the same (score ``None``), but its SEC code turns a failed call into the text
+  ``请求失败: <error>`` and reads a score from it (the first integer of the error text, e.g. ``429`` from an HTTP
+  429 message).
+- A reply whose reasoning never closed (a reasoning judge cut off by ``max_tokens``) holds no verdict: judge_failed,
+  never read. The official judge, ``deepseek-chat``, does not reason; the official code would read the draft.
+- Retries: the official SEC code tries 3 times with 1 s pauses, its S2TT code once; we retry both on timeouts,
+  429 and 5xx with exponential backoff (``AUDIO_JUDGE_MAX_ATTEMPTS``, default 3), and ask again (within the same
+  budget) for an S2TT reply without a digit, which the official code leaves out at once.
 
 Everything else (prompts, messages, ``max_tokens``, temperature, output splitting, score extraction,
 means and scaling) follows the official script.
@@ -101,10 +110,17 @@ def official_s2tt_score(reply: str | None) -> int | None:
     """Official S2TT score extraction: the first digit character of the stripped reply, or None.
 
     ``"4"`` -> 4; ``"Score: [3/5]"`` -> 3; ``"10"`` -> 1 (one digit, as the official ``re.search(r'\\d')``);
-    ``"excellent"`` -> None.
+    ``"4\\n\\n1. **Structure** ... 8 lines"`` -> 4; ``"excellent"`` -> None (the official code leaves the item out).
     """
     match = _FIRST_DIGIT.search((reply or "").strip())
     return int(match.group()) if match else None
+
+
+def official_s2tt_judge_score(reply: str | None) -> float | str:
+    """The official-compatible S2TT judge score (``llm_bf``/``llm_bm``/``llm_bs``): :func:`official_s2tt_score` as a
+    float, or, for a reply without a digit (which the official code leaves out of the mean), the reason."""
+    score = official_s2tt_score(reply)
+    return f"no digit in the judge reply {_snippet(reply)} (the official code leaves the item out)" if score is None else float(score)
 
 
 #: The S2TT rubric: integer scores 1-5 (official prompts "1 point" ... "5 point").
@@ -154,12 +170,14 @@ def _check_reading(reply: str, official: float, low: int, high: int, integer: bo
 
 
 def s2tt_judge_score(reply: str | None) -> float | str:
-    """The S2TT judge score used in our figures, or the reason the reply has none (it is then judge_failed).
+    """The strict S2TT judge score (``llm_bf_strict`` ...), or the reason the reply has none (judge_failed there).
 
     Valid when the official first digit (:func:`official_s2tt_score`) is the reply's one score and an integer
-    1-5: ``"4"``, ``"Score: 3"``, ``"[3/5]"``, ``"4 points"`` -> the score. Not valid: ``"excellent"`` (no
-    digit), ``"0"`` (outside 1-5; official counts 0), ``"10"`` (official reads 1), ``"评分（1-5分）：4"``
-    (official reads the 1 of the range), ``"3.5"``, ``"[8/10]"`` (another scale), ``"form 4, sound 2"``.
+    1-5: ``"4"``, ``"Score: 3"``, ``"[3/5]"``, ``"4 points"`` -> the score; a first line that holds only the score,
+    followed by an explanation with numbers of its own (``"4\\n\\n1. **Structure**: 8 lines ..."``), counts as
+    that score. Not valid: ``"excellent"`` (no digit), ``"0"`` (outside 1-5; official counts 0), ``"10"``
+    (official reads 1), ``"评分（1-5分）：4"`` (official reads the 1 of the range), ``"3.5"``, ``"[8/10]"`` (another
+    scale), ``"form 4, sound 2"`` (several numbers).
 
     Returns:
         The score as a float, or a one-line reason naming the reply and what the official rule reads.
@@ -167,7 +185,13 @@ def s2tt_judge_score(reply: str | None) -> float | str:
     official = official_s2tt_score(reply)
     if official is None:
         return f"no score in the judge reply {_snippet(reply)}"
-    return _check_reading((reply or "").strip(), float(official), *S2TT_SCORE_RANGE, True, "the official first-digit rule")
+    text = (reply or "").strip()
+    first_line, _, rest = text.partition("\n")
+    if rest.strip():
+        leading = _check_reading(first_line.strip(), float(official), *S2TT_SCORE_RANGE, True, "the official first-digit rule")
+        if not isinstance(leading, str):
+            return leading
+    return _check_reading(text, float(official), *S2TT_SCORE_RANGE, True, "the official first-digit rule")
 
 
 def _snippet(text: str | None, limit: int = 60) -> str:
@@ -236,9 +260,9 @@ _FIRST_INTEGER = re.compile(r"\d+")
 def official_sec_score(reply: str | None) -> float | None:
     """Official SEC score extraction: the number in the first ``[x/N]``, else the first integer, else None.
 
-    ``"...最终得分：[1.5/2]"`` -> 1.5; ``"得分：2分"`` -> 2; a Markdown table without ``[x/5]`` -> its first
-    integer (usually a sentence number, as in the official script). Where the official script scores 0
-    (no number at all), this returns None: the item is judge_failed, not 0.
+    ``"...最终得分：[1.5/2]"`` -> 1.5; ``"得分：2分"`` -> 2; a Markdown table without ``[x/N]`` -> its first
+    integer (usually a sentence number, as in the official script). Where the official script scores 0 (no
+    number at all), this returns None; :func:`official_sec_score_as_scored` gives what the official code counts.
     """
     text = reply or ""
     match = _BRACKET_SCORE.search(text)
@@ -248,24 +272,47 @@ def official_sec_score(reply: str | None) -> float | None:
     return float(match.group()) if match else None
 
 
-def official_sec_score_as_scored(reply: str | None) -> float:
-    """What the official SEC script adds to the mean for a reply: :func:`official_sec_score`, or 0 without a number."""
-    score = official_sec_score(reply)
+#: What the official SEC-S code appends to the judge's reply before reading its score (``{:.4f}``: the CER fraction).
+OFFICIAL_SEC_CER_TEXT = "\n[ASR 准确率校验]\n- CER: {:.4f}"
+
+
+def official_sec_score_as_scored(reply: str | None, cer_text: str = "") -> float:
+    """What the official SEC code adds to the mean for a reply: :func:`official_sec_score` of ``reply + cer_text``,
+    or 0 when that holds no number.
+
+    ``cer_text`` is ``""`` for SEC-P and SEC-G; for SEC-S it is :func:`official_sec_cer_text` of the item, which
+    the official code appends to the reply before reading it, so that an SEC-S reply without a number scores the
+    integer part of the sentence CER (``"无法判断"`` at CER 100 % -> 1, at 200 % -> 2, below 100 % -> 0).
+    """
+    score = official_sec_score((reply or "") + cer_text)
     return 0.0 if score is None else score
 
 
-def sec_judge_score(dimension: str, reply: str | None) -> float | str:
-    """The SEC judge score of ``dimension`` used in our figures, or the reason the reply has none (judge_failed).
+def official_sec_judge_score(dimension: str, reply: str | None, item: dict | None = None) -> float:
+    """The official-compatible SEC judge score (``sec_p``/``sec_g``/``sec_s``): :func:`official_sec_score_as_scored`,
+    with the item's ``cer_text`` appended for ``sec_s`` (the item as :mod:`lmms_eval_tasks.mcga.hooks` builds it).
 
-    With a ``[x/N]`` (the format the official prompts ask for), the first one decides, as officially: valid
-    when ``N`` is the dimension's maximum (SEC-P 2, SEC-G 3, SEC-S 5) and ``0 <= x <= N`` (``[1.5/2]`` -> 1.5;
-    ``[3/2]`` and ``[4/5]`` for SEC-P are not). Without one, the official first integer must be the reply's one
-    score on that scale (``"得分：2分"`` -> 2; a Markdown table of sentence numbers and ``最终总分：4分`` is not:
-    officially it scores its first sentence number). No number at all is not valid (officially 0).
+    Raises:
+        KeyError: unknown ``dimension``, or an SEC-S ``item`` without ``cer_text``.
+    """
+    SEC_DIMENSIONS[dimension]
+    return official_sec_score_as_scored(reply, item["cer_text"] if dimension == "sec_s" and item is not None else "")
+
+
+def sec_judge_score(dimension: str, reply: str | None) -> float | str:
+    """The strict SEC judge score of ``dimension`` (``sec_p_strict`` ...), or the reason the reply has none.
+
+    With a ``[x/N]`` on the dimension's scale (the format the official prompts ask for "at the end": SEC-P
+    ``[x/2]``, SEC-G ``[x/3]``, SEC-S ``[x/5]``), the *last* one is the verdict (the judge's final score, not a
+    bracket quoted from the caption or a running tally before it), valid when ``0 <= x <= N`` (``[1.5/2]`` ->
+    1.5; ``[3/2]`` is not). Brackets only on another scale (SEC-P ``[4/5]``) are not valid. Without any bracket,
+    the official first integer must be the reply's one score on that scale (``"得分：2分"`` -> 2; a Markdown table
+    of sentence numbers and ``最终总分：4分`` is not: officially it scores its first sentence number). No number at
+    all is not valid (officially 0, or for SEC-S the CER's integer part).
 
     Args:
         dimension: ``sec_p``, ``sec_g`` or ``sec_s``.
-        reply: the judge's reply text.
+        reply: the judge's final text.
     Returns:
         The score as a float, or a one-line reason naming the reply and what the official rule reads.
     Raises:
@@ -276,14 +323,16 @@ def sec_judge_score(dimension: str, reply: str | None) -> float | str:
     official = official_sec_score(text)
     if official is None:
         return f"no score in the judge reply {_snippet(text)} (the official script scores 0)"
-    bracket = _BRACKET_FULL.search(text)
-    if bracket:
-        scale = float(bracket.group(2))
-        if scale != high:
-            return f"the reply's {bracket.group(0)} is not on the rubric's 0-{high} scale; the official rule reads {_number(official)}"
-        if official > high:
-            return f"score {_number(official)} in {bracket.group(0)} is outside the rubric's 0-{high} (the official rule counts it)"
-        return official
+    brackets = list(_BRACKET_FULL.finditer(text))
+    on_scale = [bracket for bracket in brackets if float(bracket.group(2)) == high]
+    if on_scale:
+        verdict = on_scale[-1]
+        score = float(verdict.group(1))
+        if score > high:
+            return f"score {_number(score)} in {verdict.group(0)} is outside the rubric's 0-{high} (the official rule counts it)"
+        return score
+    if brackets:
+        return f"the reply's {brackets[0].group(0)} is not on the rubric's 0-{high} scale; the official rule reads {_number(official)}"
     return _check_reading(text, official, 0, high, False, "the official first-integer rule")
 
 
@@ -293,20 +342,64 @@ def sec_sentence_text(sentences_part: str) -> str:
     return "".join(line.split("|")[0].strip() if "|" in line else line.strip() for line in lines)
 
 
-def official_sec_cer_percent(asr: str, sentences_part: str) -> float:
-    """CER (percent) of the SEC sentence texts against the gold transcript, per item, as the official script.
+def official_sec_cer(asr: str, sentences_part: str) -> float:
+    """CER (fraction, unrounded) of the SEC sentence texts against the gold transcript, per item, as the official script.
 
     Both sides go through :func:`mcga.normalize.normalize_for_cer`, then ``jiwer.cer`` on the plain strings
-    (no space joining, unlike the ASR task); where jiwer raises (empty reference) the official value is 100.
-    Rounded to 4 decimals, as the official script stores it before averaging.
+    (no space joining, unlike the ASR task); where jiwer raises (empty reference) the official value is 1.0.
     """
     import jiwer
 
     reference, hypothesis = normalize_for_cer(asr), normalize_for_cer(sec_sentence_text(sentences_part))
     try:
-        return round(100.0 * jiwer.cer(reference, hypothesis), 4)
+        return float(jiwer.cer(reference, hypothesis))
     except ValueError:
-        return 100.0
+        return 1.0
+
+
+def official_sec_cer_percent(asr: str, sentences_part: str) -> float:
+    """:func:`official_sec_cer` ×100, rounded to 4 decimals, as the official script stores it before averaging."""
+    return round(100.0 * official_sec_cer(asr, sentences_part), 4)
+
+
+def official_sec_cer_text(cer: float) -> str:
+    """The text the official SEC-S code appends to the judge's reply before reading its score (``cer``: fraction)."""
+    return OFFICIAL_SEC_CER_TEXT.format(cer)
+
+
+# ------------------------------------------------------------------------------------- prompt framing
+#: What in a candidate text (S2TT translation, SEC output part) reads like judge-prompt framing: the official
+#: prompts put the candidate in as it is (they stay byte-identical, by design), so such text can address the judge
+#: as if it were part of the prompt. Counted per item (``candidate_prompt_framing``), never changed or removed.
+PROMPT_FRAMING = {
+    "the judge prompts' own markers": re.compile(
+        r"/\*|\*/|Original Chinese poem\s*:|English translation\s*:|Evaluation \(score only\)|\[ASR 准确率校验\]"
+        r"|参考答案\s*[:：]|待评估识别结果|评分(?:规则|标准|算法)|输出要求",
+        re.IGNORECASE,
+    ),
+    "a Markdown heading line": re.compile(r"^[ \t]*#{1,6}[ \t]", re.MULTILINE),
+    "a score in a verdict format": re.compile(
+        r"\[\s*(?:\d+(?:\.\d+)?|得分)\s*/\s*\d+\s*\]|最终(?:总)?得?分\s*[:：]|\bscore(?:\s+only)?\s*[:：]|\b[1-5]\s+points?\s*:", re.IGNORECASE
+    ),
+    "an instruction to the judge": re.compile(
+        r"\bignore\b.{0,40}\b(?:instructions?|above|previous)\b|忽略.{0,10}(?:指令|以上|上述|之前|要求)|\b(?:output|reply|respond|give)\b.{0,30}\bscore\b",
+        re.IGNORECASE,
+    ),
+}
+#: In the SEC prompts the candidate sits between ASCII double quotes (``# 待评估识别结果: "{sec_r_1}"``).
+SEC_QUOTE_CLOSE = "an ASCII double quote (closes the SEC prompt's quoted block)"
+
+
+def prompt_framing(text: str | None, quoted: bool = False) -> list[str]:
+    """The kinds of prompt-like framing (:data:`PROMPT_FRAMING`) found in a candidate text; ``[]`` for none.
+
+    Args:
+        text: the candidate as the judge prompt receives it.
+        quoted: the prompt puts it between ASCII double quotes (SEC), so a ``"`` inside can close that block.
+    """
+    text = text or ""
+    found = [name for name, pattern in PROMPT_FRAMING.items() if pattern.search(text)]
+    return found + ([SEC_QUOTE_CLOSE] if quoted and '"' in text else [])
 
 
 # --------------------------------------------------------------------------------------------- scoring
@@ -338,10 +431,17 @@ def llm_c(means: dict[str, float | None]) -> float | None:
 def judged_signature(task: str) -> str:
     """Signature of the rules of a judged task (prompts hashed, extraction, scaling, libraries)."""
     hashes = ",".join(f"{name}={digest}" for name, digest in judge_prompt_hashes(task).items())
+    reply = "reply=after-reasoning,unfinished-reasoning=judge_failed"
     if task == "s2tt":
-        rules = "translation=after-last-译文：; judge-score=first-digit(1-5), none/out-of-range/not-the-score=judge_failed; llm_b=mean(3 means)x20"
+        rules = (
+            f"translation=after-last-译文：; {reply}; official=first-digit,none=left-out; "
+            "strict=one-score-or-leading-line(1-5),else=judge_failed; llm_b=mean(3 means)x20"
+        )
         libraries = f"sacrebleu-{version('sacrebleu')}"
     else:
-        rules = "split=replace(\\n\\n,\\n)+split(\\n,2); judge-score=[x/N]>first-int, none/out-of-range/not-the-score=judge_failed; llm_c=sum(3 means)x10; cer_sentences=per-item-mean"
+        rules = (
+            f"split=replace(\\n\\n,\\n)+split(\\n,2); {reply}; official=[x/N]>first-int>0,sec_s+cer-text; "
+            "strict=last-[x/N]-on-scale>one-int-on-scale,else=judge_failed; llm_c=sum(3 means)x10; cer_sentences=per-item-mean"
+        )
         libraries = f"{normalizer_signature()}|jiwer-{version('jiwer')}"
-    return f"mcga-judged:1|{task}|{rules}|prompts:{hashes}|{libraries}"
+    return f"mcga-judged:2|{task}|{rules}|prompts:{hashes}|{libraries}"

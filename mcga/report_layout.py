@@ -42,7 +42,7 @@ TASK_PREFIX = "mcga_"
 GENRE_ENGLISH = {"诗": "Shi", "词": "Ci", "曲": "Qu", "赋": "Fu", "文": "Wen"}
 DYNASTY_ENGLISH = {"先秦": "Pre-Qin", "汉": "Han", "魏晋": "Wei-Jin", "南北朝": "N.&S. Dyn.", "隋": "Sui", "唐": "Tang",
                    "五代": "Five Dyn.", "宋": "Song", "元": "Yuan", "明": "Ming", "清": "Qing"}  # fmt: skip
-JUDGED_METRICS = ("llm_b", "llm_bf", "llm_bm", "llm_bs", "llm_c", "sec_p", "sec_g", "sec_s")
+JUDGED_METRICS = ("llm_b", "llm_bf", "llm_bm", "llm_bs", "llm_c", "sec_p", "sec_g", "sec_s", "llm_b_strict", "llm_c_strict")
 CMC_PARTS = (("sqa", "mcga_sqa", "f1_official"), ("qa", "mcga_sqa_text", "f1_official"), ("su", "mcga_su", "acc_official"),
              ("lu", "mcga_su_text", "acc_official"), ("sr", "mcga_sr", "acc_official"), ("lr", "mcga_sr_text", "acc_official"))  # fmt: skip
 
@@ -140,16 +140,19 @@ def _breakdown_table(runs, published, context, *, key, title, metric, order, eng
 
 def judged_table(runs: list[Run], published: dict, context: Context) -> Table:
     columns = [Column("llm_bf", "LLM-BF↑"), Column("llm_bm", "LLM-BM↑"), Column("llm_bs", "LLM-BS↑"), Column("llm_b", "LLM-B↑"),
-               Column("s2tt_judge_failed", "S2TT judge failed", digits=0), Column("chrf_pp", "chrF++↑"), Column("bleu", "BLEU↑"),
+               Column("llm_b_strict", "LLM-B strict↑"), Column("s2tt_judge_failed", "S2TT judge failed", digits=0), Column("chrf_pp", "chrF++↑"), Column("bleu", "BLEU↑"),
                Column("sec_p", "SEC-P (0-2)↑", digits=2), Column("sec_g", "SEC-G (0-3)↑", digits=2), Column("sec_s", "SEC-S (0-5)↑", digits=2),
-               Column("llm_c", "LLM-C↑"), Column("sec_judge_failed", "SEC judge failed", digits=0), Column("cer_sentences", "SEC sentence CER↓", better="lower")]  # fmt: skip
+               Column("llm_c", "LLM-C↑"), Column("llm_c_strict", "LLM-C strict↑"), Column("sec_judge_failed", "SEC judge failed", digits=0),
+               Column("cer_sentences", "SEC sentence CER↓", better="lower")]  # fmt: skip
     spec = {"llm_bf": ("mcga_s2tt", "llm_bf"), "llm_bm": ("mcga_s2tt", "llm_bm"), "llm_bs": ("mcga_s2tt", "llm_bs"), "llm_b": ("mcga_s2tt", "llm_b"),
-            "s2tt_judge_failed": ("mcga_s2tt", "judge_failed"), "chrf_pp": ("mcga_s2tt", "chrf_pp"), "bleu": ("mcga_s2tt", "bleu"),
+            "llm_b_strict": ("mcga_s2tt", "llm_b_strict"), "llm_c_strict": ("mcga_sec", "llm_c_strict"), "s2tt_judge_failed": ("mcga_s2tt", "judge_failed"), "chrf_pp": ("mcga_s2tt", "chrf_pp"), "bleu": ("mcga_s2tt", "bleu"),
             "sec_p": ("mcga_sec", "sec_p"), "sec_g": ("mcga_sec", "sec_g"), "sec_s": ("mcga_sec", "sec_s"), "llm_c": ("mcga_sec", "llm_c"),
             "sec_judge_failed": ("mcga_sec", "judge_failed"), "cer_sentences": ("mcga_sec", "cer_sentences")}  # fmt: skip
     cells = [{key: metric_cell(run, task, metric, published, context, judged=metric in JUDGED_METRICS) for key, (task, metric) in spec.items()} for run in runs]
     table = Table("mcga_judged", "MCGA S2TT and SEC by judge dimension (paper Tables 6 and 7), judge failures, judge-free scores", columns)
     table.notes = ["LLM-B* ×20 of a 1-5 judge score; SEC-P/G/S raw judge scores; LLM-C = (P+G+S)×10. Judge failures are left out of each mean and counted.",
+                   "LLM-B/LLM-C and their parts read each judge reply as the official code does; 'strict': a score counts only when it is the judge's one "
+                   "verdict on the rubric (lmms_eval_tasks/mcga/README.md, 'Two readings').",
                    "chrF++/BLEU (sacrebleu, 0-100) against the gold translation and the SEC sentence CER need no judge."]  # fmt: skip
     return assemble(table, runs, cells, published, context)
 

@@ -155,15 +155,24 @@ def judge_runs(config, runs: dict[str, dict[str, str]], samples: dict[str, dict]
             results[key] = (False, None)
             continue
         label = next(t["label"] for t in samples[sample_id]["targets"] if t["dimension"] == dimension)
-        planned.append((key, JudgeRequest.of(judging.judge_messages(dimension, label, caption, rubric))))
-    replies = client.complete_many([request for _, request in planned], description=f"judge {config.model}")
-    for (key, _), reply in zip(planned, replies):
-        scale = rubric["dimensions"][key[2]]["scale"]
+        planned.append((key, caption, JudgeRequest.of(judging.judge_messages(dimension, label, caption, rubric))))
+
+    def read(key, caption, final: str) -> judging.Judgment | None:
         try:
-            judgment = judging.parse_judge_reply(reply.content, scale) if reply.ok else None
+            return judging.parse_judge_reply(final, rubric["dimensions"][key[2]]["scale"], caption=caption)
         except judging.InvalidJudgeReply:
-            judgment = None
-        results[key] = None if judgment is None else (judgment.mentioned, judging.normalized_score(judgment, scale))
+            return None
+
+    def check(key, caption):  # the same validity rule as the tasks: only valid verdicts are cached; others asked again
+        return lambda final: None if read(key, caption, final) is not None else "invalid judge reply"
+
+    # reply.final: the judge's reply with its reasoning removed (a reasoning that never closed fails the reply)
+    replies = client.complete_many(
+        [request for _, _, request in planned], description=f"judge {config.model}", validate=[check(key, caption) for key, caption, _ in planned]
+    )
+    for (key, caption, _), reply in zip(planned, replies):
+        judgment = read(key, caption, reply.final) if reply.ok else None
+        results[key] = None if judgment is None else (judgment.mentioned, judging.normalized_score(judgment, rubric["dimensions"][key[2]]["scale"]))
     return results, client.provenance()
 
 

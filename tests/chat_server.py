@@ -17,26 +17,32 @@ from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
-FAULTS = ("timeout", "500", "503", "429", "401", "malformed", "no_choices", "reply")
+FAULTS = ("timeout", "500", "503", "429", "401", "malformed", "no_choices", "reply", "drip", "drip_body")
 REPORTED_MODEL = "deepseek-chat-test-20261129"
 
 
 class ChatServer:
     """Chat-completions server; ``reply(messages) -> str`` gives the content of each normal reply.
 
-    ``add_fault(markers, kind, times, text)``: the next ``times`` requests whose last message contains every
+    ``add_fault(markers, kind, times, text, headers)``: the next ``times`` requests whose last message contains every
     string of ``markers`` (one string or a tuple) get fault ``kind`` (one of :data:`FAULTS`; ``timeout`` =
     no answer for ``timeout_s`` seconds, then the normal reply; ``reply`` = a normal reply whose content is
-    ``text`` instead, e.g. an apology or an out-of-range score).
+    ``text`` instead, e.g. an apology or an out-of-range score; ``drip`` = the normal reply, every byte of it
+    (status line and headers too) sent ``drip_s`` seconds apart; ``drip_body`` = status line and headers at once,
+    then the body a byte every ``drip_s`` seconds). ``headers`` are added to that response (e.g.
+    ``{"Retry-After": "3"}`` on a 429). Request paths with their query strings are kept in ``paths``.
     """
 
-    def __init__(self, reply: Callable[[list[dict]], str], timeout_s: float = 3.0, delay_s: float = 0.0, record_bodies: bool = True) -> None:
-        self.reply, self.timeout_s, self.delay_s, self.record_bodies = reply, timeout_s, delay_s, record_bodies
+    def __init__(
+        self, reply: Callable[[list[dict]], str], timeout_s: float = 3.0, delay_s: float = 0.0, record_bodies: bool = True, drip_s: float = 1.0
+    ) -> None:
+        self.reply, self.timeout_s, self.delay_s, self.record_bodies, self.drip_s = reply, timeout_s, delay_s, record_bodies, drip_s
         self.requests: list[dict] = []
+        self.paths: list[str] = []
         #: ``(arrival, reply sent)`` per request, ``time.time()`` seconds (comparable across processes).
         self.served: list[tuple[float, float]] = []
         self.authorizations: list[str] = []
-        self.faults: list[list] = []  # [markers, kind, remaining, text]
+        self.faults: list[list] = []  # [markers, kind, remaining, text, headers]
         self.in_flight = self.max_in_flight = 0
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -47,9 +53,9 @@ class ChatServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_port}/v1"
 
-    def add_fault(self, markers: str | tuple[str, ...], kind: str, times: int = 1, text: str | None = None) -> None:
+    def add_fault(self, markers: str | tuple[str, ...], kind: str, times: int = 1, text: str | None = None, headers: dict | None = None) -> None:
         assert kind in FAULTS and (text is not None) == (kind == "reply"), (kind, text)
-        self.faults.append([(markers,) if isinstance(markers, str) else markers, kind, times, text])
+        self.faults.append([(markers,) if isinstance(markers, str) else markers, kind, times, text, headers or {}])
 
     def __enter__(self) -> "ChatServer":
         self._thread.start()
@@ -59,13 +65,13 @@ class ChatServer:
         self._server.shutdown()
         self._server.server_close()
 
-    def _take_fault(self, content: str) -> tuple[str | None, str | None]:
+    def _take_fault(self, content: str) -> tuple[str | None, str | None, dict]:
         with self._lock:
             for fault in self.faults:
                 if fault[2] > 0 and all(marker in content for marker in fault[0]):
                     fault[2] -= 1
-                    return fault[1], fault[3]
-        return None, None
+                    return fault[1], fault[3], fault[4]
+        return None, None, {}
 
     def _handler(self):
         server = self
@@ -74,17 +80,32 @@ class ChatServer:
             def log_message(self, *args) -> None:  # keep test output quiet
                 pass
 
-            def _send(self, status: int, body: bytes) -> None:
+            def _send(self, status: int, body: bytes, headers: dict | None = None, drip: str | None = None) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                if drip is None:
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                head = b"".join(self._headers_buffer) + b"\r\n"  # what end_headers would send
+                self._headers_buffer = []
+                if drip == "drip_body":
+                    self.wfile.write(head)
+                    self.wfile.flush()
+                    head = b""
+                for byte in head + body:
+                    time.sleep(server.drip_s)
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
 
             def do_POST(self) -> None:
                 arrival = time.time()
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with server._lock:
+                    server.paths.append(self.path)
                     if server.record_bodies:
                         server.requests.append(body)
                         server.authorizations.append(self.headers.get("Authorization", ""))
@@ -100,15 +121,15 @@ class ChatServer:
                         server.served.append((arrival, time.time()))
 
             def _answer(self, body: dict) -> None:
-                if not self.path.endswith("/chat/completions"):
+                if not self.path.split("?", 1)[0].endswith("/chat/completions"):
                     return self._send(404, b'{"error": {"message": "not found"}}')
-                fault, text = server._take_fault(body["messages"][-1]["content"])
+                fault, text, headers = server._take_fault(body["messages"][-1]["content"])
                 if server.delay_s:
                     time.sleep(server.delay_s)
                 if fault == "timeout":
                     time.sleep(server.timeout_s)
                 elif fault in ("500", "503", "429"):
-                    return self._send(int(fault), json.dumps({"error": {"message": f"injected {fault}"}}).encode())
+                    return self._send(int(fault), json.dumps({"error": {"message": f"injected {fault}"}}).encode(), headers)
                 elif fault == "401":
                     key = self.headers.get("Authorization", "").removeprefix("Bearer ")
                     return self._send(401, json.dumps({"error": {"message": f"Incorrect API key provided: {key}"}}).encode())
@@ -125,7 +146,11 @@ class ChatServer:
                     "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
                 }
-                self._send(200, json.dumps(reply, ensure_ascii=False).encode("utf-8"))
+                try:
+                    encoded = json.dumps(reply, ensure_ascii=False).encode("utf-8")
+                except UnicodeEncodeError:  # a lone surrogate in the content: sent as a JSON \\ud800 escape
+                    encoded = json.dumps(reply).encode("ascii")
+                self._send(200, encoded, headers, fault if fault in ("drip", "drip_body") else None)
 
         return Handler
 

@@ -246,27 +246,39 @@ def test_a_cached_reply_that_no_longer_yields_a_valid_score_is_asked_again_and_r
         assert (again.content, again.cached, len(server.requests)) == ("3", True, 1)
 
 
-def test_out_of_range_and_first_digit_not_the_score_are_judge_failed_and_counted_where_official_differs(config, log_lines):
-    replies = {"a": "4", "b": "0", "c": "10", "d": "评分（1-5分）：4", "e": "excellent", "f": "[3/5]"}
+def test_official_reading_decides_the_score_and_the_strict_reading_goes_beside_it(config, log_lines):
+    replies = {"a": "4", "b": "0", "c": "10", "d": "评分（1-5分）：4", "e": "excellent", "f": "[3/5]", "g": "4\n\n1. **Structure**: 8 lines, 2 couplets."}
     with ChatServer(lambda messages: replies[messages[-1]["content"]]) as server:
         result = judge.judge_task(
             "mcga_s2tt", [{"id": f"doc-{x}", "text": x} for x in replies], lambda item: {"llm_bf": request(item["text"])},
-            judging.s2tt_judge_score, {}, config(server, max_attempts=1), official_score=judging.official_s2tt_score,
+            judging.official_s2tt_judge_score, {}, config(server, max_attempts=1), strict_score=judging.s2tt_judge_score,
         )
     dimension = result.dimensions["llm_bf"]
-    assert dimension.values == (4.0, 3.0) and dimension.mean == 3.5
-    # Official first-digit rule: 4, 0, 1, 1, None, 3 -> mean over 5 = 1.8; ours leaves b, c, d, e out.
-    assert [label for label, _ in dimension.failed] == ["doc-b", "doc-c", "doc-d", "doc-e"]
-    assert dimension.official_rule_differs == 3  # b, c, d: the official rule would have counted 0, 1, 1
-    assert result.provenance["official_rule_differs"] == 3 and result.provenance["per_metric"]["llm_bf"]["official_rule_differs"] == 3
-    assert result.provenance["per_metric"]["llm_bf"]["failed_items"][1] == "doc-c: the official first-digit rule reads 1 from the reply '10', but its score is 10"
+    # Official first-digit rule: 4, 0, 1, 1, (none: left out), 3, 4 -> mean over 6 = 13/6.
+    assert dimension.values == (4.0, 0.0, 1.0, 1.0, 3.0, 4.0) and dimension.failed[0][0] == "doc-e"
+    assert dimension.strict.values == (4.0, 3.0, 4.0)  # a, f, g (a score, then an explanation with numbers)
+    assert [label for label, _ in dimension.strict.failed] == ["doc-b", "doc-c", "doc-d", "doc-e"]
+    assert dimension.strict_differs == 3  # b, c, d: scored officially, refused strictly
+    assert result.provenance["strict_differs"] == 3 and result.provenance["per_metric"]["llm_bf"]["strict"]["differs"] == 3
+    assert result.provenance["per_metric"]["llm_bf"]["strict"]["failed_items"][1] == "doc-c: the official first-digit rule reads 1 from the reply '10', but its score is 10"
+    assert len(server.requests) == 7  # max_attempts=1: e (no digit) was asked once
     assert log_lines == [
-        (
-            "judge mcga_s2tt: 4 of 6 judge scores (66.7%) are judge_failed and left out of the means; the official rule would have scored 3 "
-            "of them (cache hits 0, API calls 6); first: llm_bf doc-b: score 0 in the reply '0' is outside the rubric's integer 1-5 "
-            "(the official first-digit rule counts it); all listed in the 'judge' metric"
-        )
+        "judge mcga_s2tt: 1 of 7 judge scores (14.3%) are judge_failed and left out of the means (cache hits 0, API calls 7); "
+        "first: llm_bf doc-e: no digit in the judge reply 'excellent' (the official code leaves the item out); all listed in the 'judge' metric"
     ]
+
+
+def test_a_reply_the_official_rule_scores_is_cached_and_not_asked_again(config):
+    reply = "4\n\n1. **Structure**: the translation keeps 4 lines.\n2. **Balance**: 3 of them."
+    with ChatServer(lambda messages: reply) as server:
+        for _ in range(2):
+            result = judge.judge_task(
+                "s2tt-cache", [{"id": "a", "text": "x"}], lambda item: {"llm_bf": request(item["text"])}, judging.official_s2tt_judge_score, {},
+                config(server), strict_score=judging.s2tt_judge_score,
+            )
+            judge._PASSES.clear()
+    assert len(server.requests) == 1 and result.provenance["cache_hits"] == 1
+    assert result.dimensions["llm_bf"].values == result.dimensions["llm_bf"].strict.values == (4.0,)
 
 
 def test_score_function_per_dimension_and_items_named_by_key_and_id(config):
@@ -279,7 +291,7 @@ def test_score_function_per_dimension_and_items_named_by_key_and_id(config):
         )
     assert result.dimensions["sec_p"].values == (2.0, 1.0)
     assert result.dimensions["sec_p"].failed == (("upload/Yvqy/124.wav (id 345-1)", "score 3 in [3/2] is outside the rubric's 0-2 (the official rule counts it)"),)
-    assert result.provenance["official_rule_differs"] == "not applicable"  # no official_score given
+    assert result.provenance["strict_differs"] == "not applicable"  # no strict_score given
 
 
 # ------------------------------------------------------------------ damaged cache, errors inside judging (issue 8 item 7)
@@ -328,7 +340,17 @@ def test_any_error_inside_judging_is_not_computed_with_the_reason_once(config, l
         second = judge.judge_task("t", [{"id": "a"}], broken_requests, first_digit, {}, cfg)
     assert first == second == "not computed: the judge failed (KeyError: 'sec_1')"
     assert len(calls) == 1 and server.requests == []  # the other aggregations of the task reuse the reason
-    assert log_lines == ["judge t: not computed: the judge failed (KeyError: 'sec_1'); the task's other metrics and other tasks are not affected"]
+    [line] = log_lines
+    assert line.startswith("judge t: not computed: the judge failed (KeyError: 'sec_1'); the task's other metrics and other tasks are not affected\nTraceback")
+    assert "in broken_requests" in line  # the traceback, as masked text
+
+    def leaking_requests(item):
+        raise RuntimeError(f"the endpoint rejected key {KEY}")
+
+    with ChatServer(digit_reply) as server:
+        leaked = judge.judge_task("t2", [{"id": "a"}], leaking_requests, first_digit, {}, config(server))
+    assert leaked == "not computed: the judge failed (RuntimeError: the endpoint rejected key ***)"
+    assert KEY not in log_lines[-1] and "the endpoint rejected key ***" in log_lines[-1]
 
 
 def test_a_bad_setting_is_not_computed_with_the_reason(config, monkeypatch):
@@ -480,3 +502,138 @@ def test_a_cache_that_cannot_be_written_costs_the_cache_not_the_scores(config, m
     assert [r.content for r in replies] == ["Score: 3"] * 3 and all(r.ok for r in replies)
     assert client.provenance()["cache_write_failed"] == 3
     assert any("could not be stored (OperationalError: database is locked); they will be asked again next run" in line for line in log_lines)
+
+
+# ------------------------------------------------------- thinking judges: the verdict after the reasoning (issue 17 item 6)
+def test_the_verdict_is_read_after_the_judges_reasoning_and_an_unclosed_reasoning_has_none(config):
+    replies = {
+        "closed": "<think>\nA draft: {\"score\": 1}, or 2? Let me count the 5 lines.\n</think>\n\nScore: 4",
+        "prefilled": "The source has 4 lines, so 1 or 3.</think>\n3",
+        "kimi": "◁think▷maybe 1◁/think▷5",
+        "unclosed": "<think>\nThe translation keeps 4 lines; I would give 3 or",
+        "plain": "2",
+    }
+    with ChatServer(lambda messages: replies[messages[-1]["content"]]) as server:
+        result = judge.judge_task(
+            "thinking", [{"id": name, "text": name} for name in replies], lambda item: {"d": request(item["text"])},
+            judging.official_s2tt_judge_score, {}, config(server, max_attempts=2),
+        )
+        assert len(server.requests) == 6  # the unclosed reply was asked again (attempt budget 2), then failed
+    dimension = result.dimensions["d"]
+    assert dimension.values == (4.0, 3.0, 5.0, 2.0)  # never the draft's 1
+    [(label, reason)] = dimension.failed
+    assert label == "unclosed" and reason.startswith("the judge's reasoning never closed (") and "(asked 2 times)" in reason
+    assert (result.count("reasoning_read_past"), result.count("unfinished_reasoning")) == (3, 1)
+    assert result.provenance["errors"] == {"unfinished reasoning": 1}
+    assert cached_keys(config(server).cache_path) == 4  # the unfinished reply is not cached
+
+
+# ------------------------------------------------------------------------ credentials in the base URL (issue 20 item 4)
+def test_credentials_in_the_base_url_are_sent_but_never_written_logged_or_keyed(config, tmp_path, log_lines):
+    secret_query, secret_password = "qsecret-9f8e7d6c", "psecret-1a2b3c4d"
+    with ChatServer(digit_reply) as server:
+        port = server.url.split(":")[2].split("/")[0]
+        url = f"http://judge-user:{secret_password}@127.0.0.1:{port}/v1?api_key={secret_query}&api-version=2024-06-01"
+        server.add_fault("echo", "401")  # the error text echoes the Authorization header
+        client = judge.Judge(config(server, base_url=url, max_consecutive_failures=1))
+        replies = client.complete_many([request("one"), request("echo")])
+        assert server.paths[0] == f"/v1/chat/completions?api_key={secret_query}&api-version=2024-06-01"  # sent as query parameters
+        other = judge.Judge(config(server, base_url=url.replace(secret_query, "another-key-000")))
+        assert other.complete(request("one")).cached  # the cache key does not depend on the credentials
+    provenance = client.provenance()
+    assert provenance["base_url"] == f"http://***@127.0.0.1:{port}/v1?api_key=***&api-version=***"
+    written = [json.dumps(provenance), repr(client.config), replies[1].error or "", *log_lines, (tmp_path / "cache.sqlite3").read_text(errors="replace")]
+    for wal in tmp_path.glob("cache.sqlite3*"):
+        written.append(wal.read_bytes().decode("utf-8", "replace"))
+    for secret in (secret_query, secret_password, KEY):
+        assert not any(secret in text for text in written), secret
+    assert judge.redact_url("https://u@h/v1?sk-bare#frag") == "https://***@h/v1?***#***"
+
+
+# ---------------------------------------------------------------------- the whole-call time bound (issue 20 item 5)
+@pytest.mark.parametrize("drip", ["drip_body", "drip"])
+def test_a_slow_drip_reply_is_cut_at_the_time_bound_and_trips_the_breaker(config, drip):
+    # A real server sending one byte every 0.25 s (the body alone would take about 80 s): each call is cut at 1 s.
+    with ChatServer(digit_reply, drip_s=0.25) as server:
+        server.add_fault("slow", drip, times=20)
+        client = judge.Judge(config(server, timeout_s=1.0, max_attempts=2, concurrency=2, max_consecutive_failures=3))
+        started = time.monotonic()
+        replies = client.complete_many([request(f"slow {i}") for i in range(6)])
+        elapsed = time.monotonic() - started
+    assert elapsed < 4.5, elapsed  # 3 timed-out calls of 1 s, 2 at a time, then the breaker
+    assert all(not reply.ok for reply in replies)
+    assert client.breaker_tripped.startswith("circuit breaker: 3 judge API calls failed in a row (last: APITimeoutError")
+    timed_out = [reply.error for reply in replies if reply.error.startswith("APITimeoutError: Request timed out. (gave up after")]
+    assert timed_out and client.provenance()["api_calls"] >= 3
+
+
+# -------------------------------------------------------------------------------- Retry-After (issue 20 item 6)
+@pytest.mark.parametrize("header", ["seconds", "http-date"])
+def test_retry_after_sets_the_wait_before_the_next_attempt(config, header):
+    import email.utils
+
+    with ChatServer(digit_reply) as server:
+        value = "2" if header == "seconds" else email.utils.formatdate(time.time() + 3, usegmt=True)
+        server.add_fault("burst", "429", times=1, headers={"Retry-After": value})
+        client = judge.Judge(config(server, retry_wait_s=0.01))
+        reply = client.complete(request("burst"))
+    assert reply.ok and reply.attempts == 2
+    (first, _), (second, _) = server.served
+    assert second - first >= 1.9, second - first  # the backoff alone would have waited about 0.02 s
+    assert client.provenance()["retry_after_waits"] == 1
+
+
+def test_a_burst_of_429s_within_the_attempt_budget_is_judged_and_a_wait_past_the_cap_is_not_retried(config):
+    with ChatServer(digit_reply) as server:
+        server.add_fault("burst", "429", times=2, headers={"Retry-After": "1"})
+        server.add_fault("closed", "429", times=5, headers={"Retry-After": "3600"})
+        client = judge.Judge(config(server, retry_wait_s=0.01))
+        burst, closed = client.complete_many([request("burst"), request("closed")])
+    assert burst.ok and burst.attempts == 3
+    assert not closed.ok and closed.attempts == 1
+    assert "the server asked to wait 3600 s (Retry-After), more than the 60 s the judge waits between attempts: not retried" in closed.error
+
+
+# ------------------------------------------------------------------- one bad reply in a cache batch (issue 20 item 7)
+def test_a_reply_holding_a_lone_surrogate_costs_only_itself_in_a_cache_batch(config, tmp_path):
+    def reply(messages):  # a server that escapes a lone surrogate in its JSON (\ud800), as seen from real endpoints
+        text = messages[-1]["content"]
+        return f"Score: 3 \ud800" if text == "item 5" else "Score: 4"
+
+    with ChatServer(reply) as server:
+        client = judge.Judge(config(server))
+        replies = client.complete_many([request(f"item {i}") for i in range(12)], validate=judge.validator(first_digit))
+        assert replies[5].content == "Score: 3 \ud800" and all(r.ok for r in replies)
+        assert cached_keys(tmp_path / "cache.sqlite3") == 12 and client.provenance()["uncached_replies"] == 0
+        again = judge.Judge(config(server)).complete_many([request(f"item {i}") for i in range(12)], validate=judge.validator(first_digit))
+    assert all(r.cached for r in again) and again[5].content == "Score: 3 \ufffd"  # stored repaired, still scores 3
+    cache = judge.JudgeCache(tmp_path / "other.sqlite3")
+    rows = [(f"k{i}", {"i": i}, f"reply {i}", "m", False) for i in range(5)]
+    rows[2] = ("k2", {"prompt": "a \udc80 b"}, "reply \ud800", "m", False)  # lone surrogates in the request and the reply
+    assert cache.put_many(rows) == []
+    assert cache.get_many([f"k{i}" for i in range(5)]) == {f"k{i}": ("reply \ufffd" if i == 2 else f"reply {i}", "m") for i in range(5)}
+
+
+# ------------------------------------------------------------------------ no cache at all (issue 20 item 8)
+def test_a_cache_that_cannot_be_opened_is_done_without_and_the_uncached_replies_counted(config, tmp_path, log_lines):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    with ChatServer(digit_reply) as server:
+        result = judge.judge_task(
+            "nocache", [{"id": str(i), "text": f"item {i}"} for i in range(3)], lambda item: {"d": request(item["text"])}, first_digit, {},
+            config(server, cache_path=blocker / "judge.sqlite3"),
+        )
+        assert len(server.requests) == 3
+    assert result.dimensions["d"].values == (3.0, 3.0, 3.0) and result.count("uncached_replies") == 3
+    assert result.provenance["cache_unavailable"].startswith(f"judge cache {blocker}/judge.sqlite3 cannot be used: [Errno 17] File exists")
+    assert any(line.endswith("judging without a cache; no reply of this pass is stored (counted as uncached_replies), the next run asks again") for line in log_lines)
+
+
+def test_the_judges_fast_path_past_reasoning_misses_no_spelling():
+    from lmms_eval_tasks.reasoning import REASONING_SPELLINGS
+
+    for opening, closing in REASONING_SPELLINGS:
+        for text in (f"{opening}draft 1{closing}Score: 4", f"draft 1{closing}Score: 4", f"{opening}draft 1", f"{opening.upper()} x {closing.upper()} 4"):
+            assert judge._split(text) == judge.split_reasoning(text), text
+        assert judge._split(f"{opening}draft 1{closing}Score: 4").answer == "Score: 4", opening
+    assert judge._split("Score: 4") == judge.split_reasoning("Score: 4")

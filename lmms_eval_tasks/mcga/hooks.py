@@ -124,16 +124,20 @@ def mcga_process_results(doc: dict, results: list[str]) -> dict:
         item = {**identity, "genre": doc.get("genre", ""), "dynasty": doc.get("dynasty", ""), "ref": gold, "output": output}
         return {**shared, **dict.fromkeys(("cer_official", "cer_strict", "cer_official_by_genre", "cer_official_by_dynasty", "n_by_genre", "n_by_dynasty"), item)}
     if task == "s2tt":
-        item = {"task": task, **identity, "source": doc["asr"], "reference": gold, "translation": judging.s2tt_translation(output)}
+        translation = judging.s2tt_translation(output)
+        item = {"task": task, **identity, "source": doc["asr"], "reference": gold, "translation": translation, "framing": judging.prompt_framing(translation)}
         return {**shared, **dict.fromkeys(S2TT_METRICS, item)}
     if task == "sec":
         persona, tone, sentences = judging.split_sec_output(output)
+        cer = judging.official_sec_cer(doc["asr"], sentences)
         item = {
             "task": task,
             **identity,
             **{field: doc[field] for field in ("sec_1", "sec_2", "sec_3")},
             "parts": [persona, tone, sentences],
-            "cer_sentences": judging.official_sec_cer_percent(doc["asr"], sentences),
+            "cer_sentences": round(100.0 * cer, 4),  # as the official script stores it
+            "cer_text": judging.official_sec_cer_text(cer),  # what the official SEC-S code appends to the judge's reply
+            "framing": sorted({mark for part in (persona, tone, sentences) for mark in judging.prompt_framing(part, quoted=True)}),
         }
         return {**shared, **dict.fromkeys(SEC_METRICS, item)}
     if task == "sqa":
@@ -218,8 +222,19 @@ def mcga_agg_signature(items: list[str]) -> str:
 
 
 # ------------------------------------------------------------------------------- judged tasks (S2TT, SEC)
-S2TT_METRICS = ("chrf_pp", "bleu", *judging.S2TT_DIMENSIONS, "llm_b", "judge_failed", "official_rule_differs", "judge")
-SEC_METRICS = ("cer_sentences", *judging.SEC_DIMENSIONS, "llm_c", "judge_failed", "official_rule_differs", "judge")
+#: Counts every judged task reports (see docs/judge.md): judge_failed / judge_failed_strict (left out of the
+#: official-compatible / strict means), strict_differs (replies the official rule scored that the strict rule refused
+#: or read otherwise), judge_verdicts_after_reasoning (verdicts read after the judge's reasoning),
+#: judge_unfinished_reasoning (reasoning never closed: no verdict, judge_failed), judge_uncached (usable replies not
+#: stored in the cache), candidate_prompt_framing (candidates holding prompt-like text: mcga.judging.prompt_framing).
+JUDGE_COUNTS = (
+    "judge_failed", "judge_failed_strict", "strict_differs", "judge_verdicts_after_reasoning", "judge_unfinished_reasoning",
+    "judge_uncached", "candidate_prompt_framing", "judge",
+)  # fmt: skip
+S2TT_STRICT = tuple(f"{name}_strict" for name in (*judging.S2TT_DIMENSIONS, "llm_b"))
+SEC_STRICT = tuple(f"{name}_strict" for name in (*judging.SEC_DIMENSIONS, "llm_c"))
+S2TT_METRICS = ("chrf_pp", "bleu", *judging.S2TT_DIMENSIONS, "llm_b", *S2TT_STRICT, *JUDGE_COUNTS)
+SEC_METRICS = ("cer_sentences", *judging.SEC_DIMENSIONS, "llm_c", *SEC_STRICT, *JUDGE_COUNTS)
 
 
 def _s2tt_requests(item: dict) -> dict[str, judge.JudgeRequest]:
@@ -236,97 +251,130 @@ def _sec_requests(item: dict) -> dict[str, judge.JudgeRequest]:
     }
 
 
-_SEC_SCORES = {name: partial(judging.sec_judge_score, name) for name in judging.SEC_DIMENSIONS}
+def _sec_official(dimension: str, reply: str, item: dict) -> float:
+    return judging.official_sec_judge_score(dimension, reply, item)
+
+
+_SEC_OFFICIAL = {name: partial(_sec_official, name) for name in judging.SEC_DIMENSIONS}
+_SEC_STRICT = {name: partial(judging.sec_judge_score, name) for name in judging.SEC_DIMENSIONS}
 
 
 def _judged(task: str, items: list[dict]) -> judge.JudgedTask | str:
-    """The task's judge pass: our validated scores (:func:`mcga.judging.s2tt_judge_score`, ``sec_judge_score``),
-    with the official readings given to count where the official rule would have scored a judge_failed reply."""
+    """The task's judge pass: the official-compatible readings decide what is cached and asked again
+    (:func:`mcga.judging.official_s2tt_judge_score`, :func:`mcga.judging.official_sec_judge_score`); the strict
+    readings (:func:`mcga.judging.s2tt_judge_score`, :func:`mcga.judging.sec_judge_score`) go beside them."""
     if task == "s2tt":
         return judge.judge_task(
-            "mcga_s2tt", items, _s2tt_requests, judging.s2tt_judge_score, judging.judge_prompt_hashes("s2tt"),
-            official_score=judging.official_s2tt_score,
+            "mcga_s2tt", items, _s2tt_requests, judging.official_s2tt_judge_score, judging.judge_prompt_hashes("s2tt"), strict_score=judging.s2tt_judge_score
         )
-    return judge.judge_task(
-        "mcga_sec", items, _sec_requests, _SEC_SCORES, judging.judge_prompt_hashes("sec"), official_score=judging.official_sec_score_as_scored
-    )
+    return judge.judge_task("mcga_sec", items, _sec_requests, _SEC_OFFICIAL, judging.judge_prompt_hashes("sec"), strict_score=_SEC_STRICT)
 
 
 def _task_of(items: list[dict]) -> str:
     return items[0]["task"]
 
 
+def _dimension(result: judge.JudgedTask, name: str) -> judge.JudgedDimension:
+    """``name`` is a dimension (``llm_bf``) or its strict twin (``llm_bf_strict``)."""
+    if name.endswith("_strict"):
+        return result.dimensions[name.removesuffix("_strict")].strict
+    return result.dimensions[name]
+
+
 def _judged_mean(name: str, items: list[dict], scale: float) -> float | str:
-    """Mean judge score of one dimension times ``scale``, or the reason it was not computed."""
+    """Mean judge score of one dimension (or its strict reading: ``<name>_strict``) times ``scale``, or the reason it
+    was not computed."""
     result = _judged(_task_of(items), items)
     if isinstance(result, str):
         return result
-    mean = result.dimensions[name].mean
+    mean = _dimension(result, name).mean
     return "not computed: every judge call of this metric failed (see 'judge')" if mean is None else mean * scale
 
 
-def mcga_agg_llm_bf(items: list[dict]) -> float | str:
-    """LLM-BF, beauty of form (0-100): mean judge score (1-5) over judged items ×20."""
-    return _judged_mean("llm_bf", items, judging.S2TT_SCALE)
+def _metrics(name: str, scale: float, what: str):
+    """The aggregations of one judged dimension: ``(official-compatible, strict)`` means times ``scale``."""
+
+    def official(items: list[dict]) -> float | str:
+        return _judged_mean(name, items, scale)
+
+    def strict(items: list[dict]) -> float | str:
+        return _judged_mean(f"{name}_strict", items, scale)
+
+    official.__name__, official.__doc__ = f"mcga_agg_{name}", f"{what}, official-compatible: mean judge score over judged items" + (" ×20." if scale != 1 else ".")
+    strict.__name__, strict.__doc__ = f"mcga_agg_{name}_strict", f"{what}, strict reading (lmms_eval_tasks/mcga/README.md, 'Two readings')."
+    return official, strict
 
 
-def mcga_agg_llm_bm(items: list[dict]) -> float | str:
-    """LLM-BM, beauty of meaning (0-100): mean judge score (1-5) over judged items ×20."""
-    return _judged_mean("llm_bm", items, judging.S2TT_SCALE)
+mcga_agg_llm_bf, mcga_agg_llm_bf_strict = _metrics("llm_bf", judging.S2TT_SCALE, "LLM-BF, beauty of form (0-100)")
+mcga_agg_llm_bm, mcga_agg_llm_bm_strict = _metrics("llm_bm", judging.S2TT_SCALE, "LLM-BM, beauty of meaning (0-100)")
+mcga_agg_llm_bs, mcga_agg_llm_bs_strict = _metrics("llm_bs", judging.S2TT_SCALE, "LLM-BS, beauty of sound (0-100)")
+mcga_agg_sec_p, mcga_agg_sec_p_strict = _metrics("sec_p", 1, "SEC-P, voice persona (0-2)")
+mcga_agg_sec_g, mcga_agg_sec_g_strict = _metrics("sec_g", 1, "SEC-G, global emotion (0-3)")
+mcga_agg_sec_s, mcga_agg_sec_s_strict = _metrics("sec_s", 1, "SEC-S, sentence-level emotion (0-5; official: the CER text appended)")
 
 
-def mcga_agg_llm_bs(items: list[dict]) -> float | str:
-    """LLM-BS, beauty of sound (0-100): mean judge score (1-5) over judged items ×20."""
-    return _judged_mean("llm_bs", items, judging.S2TT_SCALE)
-
-
-def mcga_agg_sec_p(items: list[dict]) -> float | str:
-    """SEC-P, voice persona (0-2): mean judge score over judged items."""
-    return _judged_mean("sec_p", items, 1)
-
-
-def mcga_agg_sec_g(items: list[dict]) -> float | str:
-    """SEC-G, global emotion (0-3): mean judge score over judged items."""
-    return _judged_mean("sec_g", items, 1)
-
-
-def mcga_agg_sec_s(items: list[dict]) -> float | str:
-    """SEC-S, sentence-level emotion (0-5): mean judge score over judged items."""
-    return _judged_mean("sec_s", items, 1)
-
-
-def _combined(items: list[dict], combine) -> float | str:
+def _combined(items: list[dict], combine, strict: bool = False) -> float | str:
     result = _judged(_task_of(items), items)
     if isinstance(result, str):
         return result
-    value = combine({name: dimension.mean for name, dimension in result.dimensions.items()})
+    value = combine({name: (d.strict if strict else d).mean for name, d in result.dimensions.items()})
     return "not computed: a dimension has no judged item (see 'judge')" if value is None else value
 
 
 def mcga_agg_llm_b(items: list[dict]) -> float | str:
-    """LLM-B (0-100): mean of the three S2TT dimension means ×20 (:func:`mcga.judging.llm_b`)."""
+    """LLM-B (0-100), official-compatible: mean of the three S2TT dimension means ×20 (:func:`mcga.judging.llm_b`)."""
     return _combined(items, judging.llm_b)
 
 
 def mcga_agg_llm_c(items: list[dict]) -> float | str:
-    """LLM-C (0-100): (SEC-P + SEC-G + SEC-S means) ×10 (:func:`mcga.judging.llm_c`)."""
+    """LLM-C (0-100), official-compatible: (SEC-P + SEC-G + SEC-S means) ×10 (:func:`mcga.judging.llm_c`)."""
     return _combined(items, judging.llm_c)
 
 
+def mcga_agg_llm_b_strict(items: list[dict]) -> float | str:
+    """LLM-B (0-100) from the strict readings."""
+    return _combined(items, judging.llm_b, strict=True)
+
+
+def mcga_agg_llm_c_strict(items: list[dict]) -> float | str:
+    """LLM-C (0-100) from the strict readings."""
+    return _combined(items, judging.llm_c, strict=True)
+
+
 def mcga_agg_judge_failed(items: list[dict]) -> int | str:
-    """Number of judge_failed (item, dimension) pairs over all judged metrics of the task; each is left out of its mean."""
+    """Number of (item, dimension) pairs left out of the official-compatible means: failed calls, replies whose
+    reasoning never closed, S2TT replies without a digit (the official code leaves those out too)."""
     result = _judged(_task_of(items), items)
-    if isinstance(result, str):
-        return result
-    return sum(len(dimension.failed) for dimension in result.dimensions.values())
+    return result if isinstance(result, str) else sum(len(d.failed) for d in result.dimensions.values())
 
 
-def mcga_agg_official_rule_differs(items: list[dict]) -> int | str:
-    """Number of judge_failed (item, dimension) pairs whose reply the official rule would have scored and counted
-    (out-of-range score, first digit/integer not the score, no number in an SEC reply): where the official figure
-    would differ from ours in this run."""
+def mcga_agg_judge_failed_strict(items: list[dict]) -> int | str:
+    """Number of (item, dimension) pairs left out of the strict means (the above, and replies the strict rule refuses)."""
     result = _judged(_task_of(items), items)
-    return result if isinstance(result, str) else sum(dimension.official_rule_differs for dimension in result.dimensions.values())
+    return result if isinstance(result, str) else sum(len(d.strict.failed) for d in result.dimensions.values())
+
+
+def mcga_agg_strict_differs(items: list[dict]) -> int | str:
+    """Number of replies the official rule scored that the strict rule refused or read as another number: where the
+    two figures part in this run (reasons per item in 'judge', per metric under 'strict')."""
+    result = _judged(_task_of(items), items)
+    return result if isinstance(result, str) else sum(d.strict_differs for d in result.dimensions.values())
+
+
+def _pass_count(name: str, items: list[dict]) -> int | str:
+    result = _judged(_task_of(items), items)
+    return result if isinstance(result, str) else result.count(name)
+
+
+mcga_agg_judge_verdicts_after_reasoning = partial(_pass_count, "reasoning_read_past")
+mcga_agg_judge_unfinished_reasoning = partial(_pass_count, "unfinished_reasoning")
+mcga_agg_judge_uncached = partial(_pass_count, "uncached_replies")
+
+
+def mcga_agg_candidate_prompt_framing(items: list[dict]) -> int:
+    """Number of items whose candidate text holds prompt-like framing (:func:`mcga.judging.prompt_framing`); the
+    official prompts send it as it is. Needs no judge."""
+    return sum(bool(item["framing"]) for item in items)
 
 
 def mcga_agg_judge(items: list[dict]) -> dict | str:

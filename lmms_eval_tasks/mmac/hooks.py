@@ -70,7 +70,10 @@ def mmac_doc_to_target(doc: dict) -> str:
     return "; ".join(f"{t['dimension']}: {t['label']}" for t in doc["targets"])
 
 
-JUDGED_METRICS = ("coverage", "precision", "accuracy", "dimensions", "judge_failed", "judge", "caption_length")
+JUDGED_METRICS = (
+    "coverage", "precision", "accuracy", "dimensions", "judge_failed", "judge_verdicts_after_reasoning", "judge_unfinished_reasoning",
+    "judge_uncached", "judge", "caption_length",
+)  # fmt: skip
 
 
 def mmac_process_results(doc: dict, results: list[str]) -> dict:
@@ -113,12 +116,13 @@ def _requests(item: dict) -> dict[str, judge.JudgeRequest]:
     }
 
 
-def _judgment_or_reason(scale: int, reply: str | None) -> judging.Judgment | str:
-    """``score_from_reply`` for one target dimension: the reply's :class:`mmac.judging.Judgment` on that
+def _judgment_or_reason(scale: int, reply: str | None, item: dict | None = None) -> judging.Judgment | str:
+    """``score_from_reply`` for one target dimension: the judge's final verdict (:func:`mmac.judging.parse_judge_reply`:
+    the reply's reasoning is already removed; the last JSON verdict not quoted from the item's caption) on that
     dimension's ``scale``, or the reason it breaks the JSON contract. The judge layer caches only valid
     judgments and asks again for the others, then counts the item judge_failed with this reason."""
     try:
-        return judging.parse_judge_reply(reply, scale)
+        return judging.parse_judge_reply(reply, scale, caption=item["caption"] if item else None)
     except judging.InvalidJudgeReply as error:
         return f"invalid judge reply ({error})"
 
@@ -213,6 +217,19 @@ def mmac_agg_judge_failed(items: list[dict]) -> int | str:
     each is left out of every denominator."""
     scores = _scores(items)
     return scores if isinstance(scores, str) else scores["judge_failed"]
+
+
+def _pass_count(name: str, items: list[dict]) -> int | str:
+    """A count of the task's judge pass (:meth:`lmms_eval_tasks.judge.JudgedTask.count`), or the reason there is none."""
+    result = _judged(items)
+    return result if isinstance(result, str) else result.count(name)
+
+
+#: Verdicts read after the judge's reasoning; replies whose reasoning never closed (judge_failed); usable replies
+#: not stored in the cache (docs/judge.md).
+mmac_agg_judge_verdicts_after_reasoning = partial(_pass_count, "reasoning_read_past")
+mmac_agg_judge_unfinished_reasoning = partial(_pass_count, "unfinished_reasoning")
+mmac_agg_judge_uncached = partial(_pass_count, "uncached_replies")
 
 
 def mmac_agg_judge(items: list[dict]) -> dict | str:
