@@ -77,7 +77,7 @@ def test_cer_rejects_misaligned_or_empty_corpora():
         ("答案：A，因为B选项错误", "A"), ("答案是B", "B"), ("答案A", "A"), ("选项C正确", "C"), ("我选择C", "C"),
         ("The answer is C", "C"), ("I think A is wrong, the answer is D", "D"), ("这是一道选择题，答案是B", "B"),
         ("", None), ("ABCD", None), ("E", None), ("A dog barks", None), ("因为B选项错误", None),
-        ("答案是A。不对，答案是B", None), ("options A and B", None), ("答案：E", None),
+        ("options A and B", None), ("答案：E", None),
         # issue 8 item 3: traditional script, plain phrasings, answer then a mention of another option
         ("我選擇 C", "C"), ("正確選項為 D", "D"), ("我觉得是B", "B"), ("应该是 C", "C"), ("B选项", "B"),
         ("答案是B。选项A的说法与原文不符。", "B"), ("The answer is C. Option A is a common distractor.", "C"),
@@ -94,6 +94,43 @@ def test_cer_rejects_misaligned_or_empty_corpora():
 )
 def test_strict_mcq_letter(output, letter):
     assert metrics.strict_mcq_letter(output) == letter
+
+
+@pytest.mark.parametrize(
+    "output, letter, reason",
+    [
+        # issue 17 item 1: a question is not an answer (simplified, traditional, English, a bare letter with ?)
+        ("答案是B吗？", None, "question"), ("答案是B嗎？", None, "question"), ("是B吗", None, "question"), ("Is it B?", None, "question"),
+        ("B？", None, "question"), ("會不會是C？", None, "question"), ("Could the answer be D?", None, "question"),
+        ("答案是B吗？我认为答案是C。", "C", ""), ("Is it B? No. The answer is C.", "C", ""), ("答案是A。你还有其他问题吗？", "A", ""),
+        # issue 17 item 2: a clear retraction makes the last declaration final
+        ("答案是A。不对，答案是B", "B", ""), ("答案是A。不對，正確答案是B。", "B", ""), ("The answer is A. Wait, actually the answer is B.", "B", ""),
+        ("答案是A或B。最终答案：B", "B", ""), ("I choose A. Correction: I choose C.", "C", ""), ("答案：A\n更正：答案是D", "D", ""),
+        # several answers with no clear final one: ambiguous
+        ("答案是A。答案是B。", None, "ambiguous"), ("The answer is A. The answer is C.", None, "ambiguous"), ("答案是A或B", None, "ambiguous"),
+        ("答案是A。不对，答案是B。答案是A", None, "ambiguous"), ("答案是A。不对，是B", None, "ambiguous"),
+        ("The answer is C. Wait, B might be better.", None, "ambiguous"),
+        # the same letter declared twice is one answer; an answer then prose is the answer
+        ("答案是C。所以答案是C。", "C", ""), ("The answer is D. No other option fits the passage.", "D", ""),
+        ("", None, "no_letter"), ("无法判断", None, "no_letter"),
+    ],
+)
+def test_strict_reading_of_questions_retractions_and_several_answers(output, letter, reason):
+    assert metrics.strict_mcq_reading(output) == metrics.StrictReading(letter, reason)
+
+
+def test_strict_reading_is_linear_in_the_reply_length():
+    import time
+
+    def seconds(n):
+        reply = "答案是A。不对，答案是B？" * n + "选项" * n
+        start = time.perf_counter()
+        metrics.strict_mcq_reading(reply)
+        return time.perf_counter() - start
+
+    seconds(10)
+    small, large = min(seconds(2_000) for _ in range(3)), min(seconds(20_000) for _ in range(3))
+    assert large < 30 * small  # 10x the text: about 10x the time (quadratic would be 100x)
 
 
 SU_QUESTION = "问题：这首小令主要抒发了怎样的情感？\nA. 边塞将士建功立业的豪情\nB. 漂泊天涯的游子的思乡愁苦\nC. 归隐田园的闲适与快乐\nD. 久别重逢的喜悦\n答案："

@@ -138,12 +138,14 @@ def mcga_process_results(doc: dict, results: list[str]) -> dict:
         return {**shared, **dict.fromkeys(SEC_METRICS, item)}
     if task == "sqa":
         return {**shared, "f1_official": 100.0 * metrics.official_sqa_f1(gold, output)}
-    letter = metrics.strict_mcq_letter(output, options=metrics.parse_mcq_options(doc[task]))
+    reading = metrics.strict_mcq_reading(output, options=metrics.parse_mcq_options(doc[task]))
+    strict_item = {**identity, "gold": gold, "output": output, "strict_letter": reading.letter, "strict_reason": reading.reason}
     return {
         **shared,
         "acc_official": 100.0 * metrics.official_mcq_correct(gold, output),
-        "acc_strict": 100.0 * (letter == gold.strip().upper()),
-        "strict_parse_failures": {**identity, "gold": gold, "output": output, "strict_letter": letter},
+        "acc_strict": 100.0 * (reading.letter == gold.strip().upper()),
+        "strict_parse_failures": strict_item,
+        "ambiguous_answers": strict_item,
     }
 
 
@@ -206,8 +208,16 @@ def mcga_agg_count(items: list) -> int:
 
 
 def mcga_agg_strict_parse_failures(items: list[dict]) -> int:
-    """Number of outputs from which :func:`mcga.metrics.strict_mcq_letter` read no option letter."""
+    """Number of outputs from which :func:`mcga.metrics.strict_mcq_reading` read no option letter (ambiguous
+    answers and questions included; each is scored wrong in ``acc_strict``)."""
     return sum(i["strict_letter"] is None for i in items)
+
+
+def mcga_agg_ambiguous_answers(items: list[dict]) -> int:
+    """Number of outputs that declare several different letters with no clear retraction making the last one final
+    (:func:`mcga.metrics.strict_mcq_reading`, reason ``ambiguous``): scored wrong in ``acc_strict``, part of
+    ``strict_parse_failures``."""
+    return sum(i.get("strict_reason") == "ambiguous" for i in items)
 
 
 def mcga_agg_signature(items: list[str]) -> str:

@@ -126,7 +126,8 @@ def parsa_process_results(doc: dict, results: list[str]) -> dict:
     the data source. Aggregations run on rank 0 over the records of all ranks."""
     task = doc[TASK_FIELD]
     checked = _checked_response(doc, results[0] if results else "")
-    record = scoring.score_response(task, _canonical(doc), checked.answer)  # a failed generation is scored as ""
+    # a failed generation is scored as ""; reasoning is removed, and one that never closed is excluded (no answer)
+    record = scoring.score_response(task, _canonical(doc), checked.answer, unfinished_reasoning=checked.record["unfinished_reasoning"])
     if checked.record["failure"]:
         record["reason"] = "generation_failed"
     return {**checked.metrics(), **{metric: record for metric in scoring.metric_names(task)}, "data_source": doc[SOURCE_FIELD]}
