@@ -16,6 +16,7 @@ from functools import partial
 
 from lmms_eval_tasks import judge, responses
 from lmms_eval_tasks.audio import DEFAULT_MAX_SECONDS, audio_for_model
+from lmms_eval_tasks.data_identity import DocsLoader
 from mcga import data, judging, metrics, prompts
 
 TASK_FIELD, MODE_FIELD = "mcga_task", "mcga_mode"
@@ -43,15 +44,17 @@ def _load_docs(task: str, mode: str, dataset):
         raise data.MCGADataError(f"{data.task_file(data.data_dir_from_env(), task)}: a field has mixed value types across rows ({error})") from None
 
 
-mcga_asr_docs = partial(_load_docs, "asr", "audio")
-mcga_s2tt_docs = partial(_load_docs, "s2tt", "audio")
-mcga_sec_docs = partial(_load_docs, "sec", "audio")
-mcga_sqa_docs = partial(_load_docs, "sqa", "audio")
-mcga_su_docs = partial(_load_docs, "su", "audio")
-mcga_sr_docs = partial(_load_docs, "sr", "audio")
-mcga_sqa_text_docs = partial(_load_docs, "sqa", "text")
-mcga_su_text_docs = partial(_load_docs, "su", "text")
-mcga_sr_text_docs = partial(_load_docs, "sr", "text")
+# process_docs of every task: the loader, named with the digest of what it loaded (lmms_eval_tasks.data_identity), so
+# lmms-eval's --use_cache never serves one data folder's answers to another's documents.
+mcga_asr_docs = DocsLoader("mcga_asr_docs", partial(_load_docs, "asr", "audio"))
+mcga_s2tt_docs = DocsLoader("mcga_s2tt_docs", partial(_load_docs, "s2tt", "audio"))
+mcga_sec_docs = DocsLoader("mcga_sec_docs", partial(_load_docs, "sec", "audio"))
+mcga_sqa_docs = DocsLoader("mcga_sqa_docs", partial(_load_docs, "sqa", "audio"))
+mcga_su_docs = DocsLoader("mcga_su_docs", partial(_load_docs, "su", "audio"))
+mcga_sr_docs = DocsLoader("mcga_sr_docs", partial(_load_docs, "sr", "audio"))
+mcga_sqa_text_docs = DocsLoader("mcga_sqa_text_docs", partial(_load_docs, "sqa", "text"))
+mcga_su_text_docs = DocsLoader("mcga_su_text_docs", partial(_load_docs, "su", "text"))
+mcga_sr_text_docs = DocsLoader("mcga_sr_text_docs", partial(_load_docs, "sr", "text"))
 
 
 def _user_text(doc: dict) -> str:

@@ -30,6 +30,7 @@ from functools import partial
 
 from lmms_eval_tasks import responses
 from lmms_eval_tasks.audio import audio_for_model
+from lmms_eval_tasks.data_identity import DocsLoader
 from parsa import data, prompts, scoring
 from parsa.tasks import TASKS
 
@@ -60,9 +61,11 @@ def _load_docs(task: str, setting: str, dataset):
 
 
 # One process_docs function per (task, setting), named after the lmms-eval task: parsa_vazn_docs, parsa_vazn_text_docs, ...
+# each names the digest of what it loaded (lmms_eval_tasks.data_identity: --use_cache keys on it).
 for _task, _spec in TASKS.items():
     for _setting in _spec.settings:
-        globals()[f"{lmms_task_name(_task, _setting)}_docs"] = partial(_load_docs, _task, _setting)
+        _name = f"{lmms_task_name(_task, _setting)}_docs"
+        globals()[_name] = DocsLoader(_name, partial(_load_docs, _task, _setting))
 
 
 def _canonical(doc: dict) -> dict:
