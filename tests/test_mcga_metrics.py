@@ -328,3 +328,24 @@ def test_memoised_corpus_edits_equal_cold_scores_and_unhashable_outputs_still_sc
         metrics.official_cer_percent([], [])
     with pytest.raises(ValueError, match="2 references but 1 hypotheses"):
         metrics.official_cer_percent(["a", "b"], ["a"])
+
+
+# ------------------------------------------------------------------ issue 17 item 9: variant characters and number forms
+@pytest.mark.parametrize(
+    ("reference", "reply", "strict", "official"),
+    [
+        # OpenCC's variant tables: a Japanese shinjitai / Taiwan variant folds onto the reference character
+        ("德行", "徳行", 0.0, 100 / 3),  # official: 2 of 3 space-joined characters ("德 行" vs "徳 行")
+        ("说话", "説话", 0.0, 0.0),  # t2s already folds 説 (both rules)
+        # a standard simplified character is never folded, though Japanese writes 予 for 豫
+        ("豫章", "予章", 50.0, 100 / 3),
+        # historical variants outside OpenCC's tables count as errors in both rules (documented)
+        ("仙人", "僊人", 50.0, 100 / 3),
+        ("清风", "淸风", 50.0, 100 / 3),
+        # number forms are text: digits for 三百 are three insertions/substitutions in both rules (documented)
+        ("三百篇", "300篇", 100.0, 80.0),
+    ],
+)
+def test_variant_characters_fold_in_cer_strict_only_where_opencc_lists_them(reference, reply, strict, official):
+    assert metrics.strict_cer_percent([reference], [reply]) == pytest.approx(strict)
+    assert metrics.official_cer_percent([reference], [reply]) == pytest.approx(official)
