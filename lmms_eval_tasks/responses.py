@@ -22,8 +22,6 @@ Per task, counts of documents (all lower-is-better, in the results JSON as ``<me
   else 0.
 - ``invalid_text_replaced``: code points that cannot be written as UTF-8 (lone surrogates) replaced by U+FFFD
   before scoring and logging (:func:`valid_text`).
-- ``reasoning_stripped``: responses from which a reasoning trace was removed before scoring (informational: a
-  reasoning model answers after its draft; the draft is never scored).
 - ``unfinished_reasoning``: responses whose reasoning block never closed (generation stopped inside the draft,
   usually at the token limit): the model gave no final answer. The text scored is what lies outside the
   reasoning (usually ``""``); the draft is never mined for an answer. PARSA excludes such items (reason
@@ -34,8 +32,11 @@ Per task, counts of documents (all lower-is-better, in the results JSON as ``<me
 :func:`lmms_eval_tasks.reasoning.split_reasoning` (``<think>``, ``<thinking>``, ``<reasoning>``, ``◁think▷`` and
 the other spellings listed there; a reply whose chat template pre-filled the opening tag so that only
 ``</think>`` appears; a block that never closes). Idempotent with lmms-eval's own ``reasoning_tags`` /
-``auto_strip_thinking``: text with no tags left is returned unchanged. The number of reasoning characters removed
-is kept per document in the samples (``reasoning_chars`` of the diagnostics record).
+``auto_strip_thinking``: text with no tags left is returned unchanged. lmms-eval 0.7's CLI removes closed (and
+pre-filled) ``<think>``/``<analysis>`` blocks by default (``--reasoning_tags``) before the hooks see a response; it
+leaves an unclosed block, which is then read here as unfinished. The number of reasoning characters removed here is
+kept per document in the samples (``reasoning_chars`` of the diagnostics record); the raw response, with everything
+lmms-eval removed, is the samples' ``resps``.
 
 A run is a **failed run** when more than :data:`FAILED_RUN_SHARE` (50 %) of a task's responses are failed
 generations, empty, or unfinished reasoning (no final answer): the aggregation raises :class:`FailedRunError` naming the task, the share and the first
@@ -76,7 +77,6 @@ DIAGNOSTIC_METRICS = (
     "placeholder_copies",
     "identical_answers",
     "invalid_text_replaced",
-    "reasoning_stripped",
 )
 
 #: A task whose failed generations plus empty responses exceed this share of its documents is a failed run.
@@ -419,15 +419,6 @@ def agg_unfinished_reasoning(records: list[dict]) -> int:
             f"{_task(records)}: {_share(count, records)} stopped inside their reasoning with no final answer (token limit?); "
             f"first (document {first['id']}, {first['reasoning_chars']} reasoning characters): {first['preview']!r}"
         )
-    return count
-
-
-def agg_reasoning_stripped(records: list[dict]) -> int:
-    """Number of responses from which a reasoning trace was removed before scoring (informational)."""
-    count = sum(1 for r in records if r.get("reasoning_chars"))
-    if count:
-        chars = sum(r.get("reasoning_chars", 0) for r in records)
-        logger.info(f"{_task(records)}: reasoning removed from {_share(count, records)} before scoring ({chars} characters in all)")
     return count
 
 
