@@ -82,6 +82,8 @@ def split_reasoning(text: str | None) -> ReasoningSplit:
     (pre-filled opening tag) -> ``"A"``; ``"<think>it is B"`` -> ``""``, unfinished; ``"◁think▷…◁/think▷A"`` -> ``"A"``.
     """
     text = text or ""
+    if "<" not in text and "◁" not in text and "[" not in text:  # every spelling starts with one of these
+        return ReasoningSplit(answer=text)
     events = list(_EVENTS.finditer(text))
     if not events:
         return ReasoningSplit(answer=text)

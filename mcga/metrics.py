@@ -358,6 +358,8 @@ def _statements(text: str) -> tuple[str, bool, bool]:
     """``(text without its questions, whether any piece was a question, whether the first piece is one)``: the
     pieces of ``text`` between sentence boundaries that ask (:data:`_QUESTION_END`) are dropped, the others are kept
     as written. Linear in the text."""
+    if "?" not in text and "？" not in text and "吗" not in text and "么" not in text:  # nothing asks (the usual reply)
+        return text, False, False
     pieces = _SENTENCE_BOUNDARY.split(text)
     asks = [bool(_QUESTION_END.search(piece)) for piece in pieces]
     if not any(asks):
@@ -408,7 +410,7 @@ def strict_mcq_reading(prediction: str | None, letters: str = "ABCD", options: d
     if declared:
         final = declared[-1]
         letter = final.group(1).upper()
-        differing = [m for m in declared if m.group(1).upper() != letter or m.groupdict().get("second")]
+        differing = [m for m in declared if m.group(1).upper() != letter or m.groupdict().get("second")] if len(declared) > 1 or final.groupdict().get("second") else []
         if differing:
             last = differing[-1]
             if last is final or not _RETRACTION.search(text, last.end(), final.start(1)):
@@ -448,9 +450,9 @@ def cross_modal_consistency(sqa: float, qa: float, su: float, lu: float, sr: flo
 
 # ---------------------------------------------------------------------------------- signatures
 _RULES = {
-    "asr": "cer_official=after-last-sep+first100+space-joined-corpus; cer_strict=whole-output+char-corpus+ref-as-written+reply-t2s-except-ref-chars",
-    "sqa": "f1_official=strip-punct+lower+containment-else-bag-f1",
-    "su": "acc_official=exact/first-\\b[A-G]\\b/gold-substring; acc_strict=t2s+declaration(one-letter)>lone>leading-letter>option-text(ABCD), ambiguous/unparseable=wrong",
+    "asr": "cer_official=after-last-sep+first100+space-joined-corpus; cer_strict=whole-output+char-corpus+ref-as-written+reply-t2s-except-ref-chars; both=reasoning-removed",
+    "sqa": "f1_official=strip-punct+lower+containment-else-bag-f1; reasoning-removed",
+    "su": "acc_official=exact/first-\\b[A-G]\\b/gold-substring; acc_strict=t2s+questions-dropped+declaration(last-if-retracted)>lone>leading-letter>option-text(ABCD), ambiguous/unparseable=wrong; both=reasoning-removed",
 }
 _RULES["sr"] = _RULES["su"]
 
@@ -458,14 +460,14 @@ _RULES["sr"] = _RULES["su"]
 def task_signature(task: str) -> str:
     """sacrebleu-style signature of the metrics of one MCGA task: rules, normaliser, library versions, unit.
 
-    Example (asr): ``mcga-scoring:2|cer_official=...; cer_strict=...|norm:t2s(opencc-1.4.2)+fullwidth+
+    Example (asr): ``mcga-scoring:3|cer_official=...; cer_strict=...|norm:t2s(opencc-1.4.2)+fullwidth+
     whisper-basic(whisper-normalizer-0.1.15)+nospace|jiwer-4.0.0|unit:percent``. Two results with the same
     signature were computed the same way.
 
     Raises:
         KeyError: ``task`` has no rule-scored metrics here.
     """
-    parts = ["mcga-scoring:2", _RULES[task]]
+    parts = ["mcga-scoring:3", _RULES[task]]
     if task == "asr":
         parts += [normalizer_signature(), f"jiwer-{version('jiwer')}"]
     return "|".join(parts + ["unit:percent"])

@@ -62,6 +62,7 @@ Every step is linear in the response's length; json-repair (a recursive parser) 
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 import unicodedata
@@ -338,7 +339,9 @@ def _whole_object(text: str) -> dict | None:
     if not (text.startswith("{") and text.endswith("}")):
         return None
     try:
-        value = json.loads(text, object_pairs_hook=_object_from_pairs)
+        value = json.loads(text)
+        if isinstance(value, dict) and text.count('":') > len(value):  # nested objects, or a key written twice
+            value = json.loads(text, object_pairs_hook=_object_from_pairs)
     except (json.JSONDecodeError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
@@ -393,7 +396,9 @@ def bare_answer(response: str | None) -> str:
 
 
 # ------------------------------------------------------------------------------------------- labels
+@functools.lru_cache(maxsize=None)
 def _alias_index(task: str) -> dict[str, str]:
+    """``{label_key: canonical label}`` of the task's labels and aliases, built once per task (read-only by use)."""
     spec = get_task(task)
     index = {label_key(label): label for label in spec.labels}
     for alias, label in label_tables()[task].get("aliases", {}).items():

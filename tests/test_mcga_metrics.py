@@ -205,10 +205,11 @@ def test_cross_modal_consistency_follows_paper_equation_1():
 
 def test_task_signature_names_rules_normaliser_and_versions():
     signature = metrics.task_signature("asr")
-    assert signature.startswith("mcga-scoring:2|cer_official=")
+    assert signature.startswith("mcga-scoring:3|cer_official=")
     assert "opencc-" in signature and "whisper-normalizer-" in signature and "jiwer-" in signature
     assert "strict-norm:fullwidth+" in signature and "ref-as-written+reply-t2s-except-ref-chars" in signature
-    assert "acc_strict=t2s+declaration" in metrics.task_signature("su")
+    assert "acc_strict=t2s+questions-dropped+declaration(last-if-retracted)" in metrics.task_signature("su")
+    assert "non-gb2312-variants(jp2t/tw2t/hk2t)-to-ref-chars" in signature
     assert signature.endswith("unit:percent")
 
 
