@@ -231,7 +231,7 @@ class TaskHealth:
 MARKS = {
     "L": "run with --limit: fewer documents than the task's data holds (not a full result)",
     "S": "fewer documents than the benchmark's full test set (e.g. the shipped sample data): not comparable with published numbers",
-    "E": "empty, failed, placeholder, echoed or degenerate outputs were counted in this task",
+    "E": "empty, failed, placeholder, echoed, degenerate or unfinished (reasoning) outputs were counted in this task",
     "F": "failed run: most (over half) of this task's outputs were empty, failed generations or unfinished reasoning",
     "J": "judge failures: some judge calls failed and were left out of the mean",
     "X": "exclusions above the threshold: excluded + refused items as a share of the documents",
