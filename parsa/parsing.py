@@ -240,23 +240,26 @@ def repair_json_object(text: str) -> dict | None:
     return value if isinstance(value, dict) and value else None
 
 
+def _json_object(text: str) -> dict | None:
+    """``text`` parsed by ``json.loads`` as an object (keys written twice recorded, :class:`_JSONObject`), else ``None``."""
+    try:
+        value = json.loads(text, object_pairs_hook=_object_from_pairs)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def _load_object(candidate: str) -> tuple[dict | None, bool]:
     """``(object, repaired)``: ``candidate`` parsed as a JSON object by ``json.loads`` (``repaired`` False), else
     after removing trailing commas, else as a Python literal (single quotes, ``True``/``None``), else by
     :func:`repair_json_object` (``repaired`` True); ``(None, False)`` when none reads an object."""
-    try:
-        value = json.loads(candidate, object_pairs_hook=_object_from_pairs)
-        if isinstance(value, dict):
-            return value, False
-    except (json.JSONDecodeError, RecursionError):
-        pass
+    value = _json_object(candidate)
+    if value is not None:
+        return value, False
     without_commas = _TRAILING_COMMA.sub(r"\1", candidate)
-    try:
-        value = json.loads(without_commas, object_pairs_hook=_object_from_pairs)
-        if isinstance(value, dict):
-            return value, True
-    except (json.JSONDecodeError, RecursionError):
-        pass
+    value = _json_object(without_commas)
+    if value is not None:
+        return value, True
     try:  # single quotes, Python literals
         value = ast.literal_eval(without_commas.replace("true", "True").replace("false", "False").replace("null", "None"))
         if isinstance(value, dict):
@@ -302,12 +305,9 @@ def _closed_object(truncated: str, closers: str) -> dict | None:
     """A top-level object cut off at the end of the text (generation stopped): ``json.loads`` of it with its open
     string and brackets closed (linear at any length), else :func:`repair_json_object` (bounded)."""
     if closers:
-        try:
-            value = json.loads(truncated.rstrip().rstrip(",") + closers if not closers.startswith('"') else truncated + closers, object_pairs_hook=_object_from_pairs)
-            if isinstance(value, dict) and value:
-                return value
-        except (json.JSONDecodeError, RecursionError):
-            pass
+        value = _json_object(truncated + closers if closers.startswith('"') else truncated.rstrip().rstrip(",") + closers)
+        if value:
+            return value
     return repair_json_object(truncated)
 
 
@@ -340,10 +340,10 @@ def _whole_object(text: str) -> dict | None:
         return None
     try:
         value = json.loads(text)
-        if isinstance(value, dict) and text.count('":') > len(value):  # nested objects, or a key written twice
-            value = json.loads(text, object_pairs_hook=_object_from_pairs)
     except (json.JSONDecodeError, RecursionError):
         return None
+    if isinstance(value, dict) and text.count('":') > len(value):  # nested objects, or a key written twice
+        return _json_object(text)
     return value if isinstance(value, dict) else None
 
 
