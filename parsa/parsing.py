@@ -2,7 +2,8 @@
 
 Reasoning (``<think>`` blocks and the other spellings) is removed before this module sees a response, by the one
 shared reader :func:`lmms_eval_tasks.reasoning.split_reasoning` (in ``lmms_eval_tasks.responses.check_response``);
-a response whose reasoning never closed is excluded there (reason ``unfinished_reasoning``), never mined here.
+a response whose reasoning never closed is excluded by :func:`parsa.scoring.score_response` (reason
+``unfinished_reasoning``), never mined here.
 
 Step 1, :func:`read_json_answers`: find the JSON objects in the response. Accepted: a bare object; an object
 inside Markdown code fences; an object with prose before or after. Near-JSON is **repaired** and counted
@@ -43,7 +44,8 @@ Step 3, validating the answer per task kind:
 - NER: a list of ``{"type", "span"}`` objects (also ``label``/``entity_type`` for the type and ``text``/
   ``value``/``entity`` for the span, or ``[type, span]`` pairs, or a ``{type: span | [spans]}`` mapping). Entries
   without a type or span are skipped and counted. An empty list is a valid answer (no entities).
-- ASR and translation: a string. With no JSON, the raw response is the hypothesis (``json_fallback``).
+- ASR and translation: a string. With no JSON, the raw response is the hypothesis (``json_fallback``); a JSON
+  object without the field is ``missing_key``, a field holding no text (``null``, a list) an empty answer.
 
 Refusals: ASR and En->Fa translation: a hypothesis with no Persian script is a refusal (paper §6.1 and Table 3's
 definition). Other tasks: a response with no valid answer that matches :data:`REFUSAL_PATTERN` is ``refused``,
@@ -517,6 +519,9 @@ def parse_entities(value: object) -> tuple[list[dict] | None, int]:
 
 # ------------------------------------------------------------------------------------------- per task
 _QUESTION_VALUE = re.compile(r"[?？؟]\W*$")
+#: Characters of a value's end read for a question mark, and the longest value read as a list of option numbers
+#: (both bound regular expressions that could otherwise backtrack over a hostile value).
+_TAIL = 64
 #: Words and marks joining several answers in one value ("anger or sadness", "1 یا 2", "1/2", "1، 2").
 _SEVERAL = re.compile(r"\s+(?:or|and|یا|و)\s+|\s*[/|,،؛;]\s*", re.IGNORECASE)
 _NUMBERS_ONLY = re.compile(r"^\W*\d+(?:(?:\s+(?:or|and|یا|و)\s+|\s*[/|,،؛;]\s*|\s+)\d+)+\W*$", re.IGNORECASE)
@@ -596,7 +601,7 @@ def _validate(task: str, spec, doc: dict, response: str, value: object, *, fallb
             value = value[0]  # {"emotion": ["anger"]}
         elif len(value) > 1:
             return _several_in_list(task, spec, doc, response, value, fallback, repaired)
-    if spec.kind in ("classification", "multiple_choice") and isinstance(value, str) and _QUESTION_VALUE.search(value):
+    if spec.kind in ("classification", "multiple_choice") and isinstance(value, str) and _QUESTION_VALUE.search(value[-_TAIL:]):
         return _not_scored(response, "question", fallback, value, json_repaired=repaired)  # "anger?" asks, it does not answer
     if spec.kind == "classification":
         label = match_label(task, value)
@@ -608,7 +613,7 @@ def _validate(task: str, spec, doc: dict, response: str, value: object, *, fallb
         return _not_scored(response, "no_json" if fallback else "invalid_label", fallback, value, json_repaired=repaired, out_of_set=out_of_set)
     if spec.kind == "multiple_choice":
         options = list(doc.get("options") or [])
-        if isinstance(value, str) and _NUMBERS_ONLY.match(normalize_orthography(value)) and _names_several(task, spec, doc, value):
+        if isinstance(value, str) and len(value) <= _TAIL and _NUMBERS_ONLY.match(normalize_orthography(value)) and _names_several(task, spec, doc, value):
             return _not_scored(response, "ambiguous_answer", fallback, value, json_repaired=repaired)  # "1، 2", "1 or 2"
         number, reason = match_option(task, value, options)
         if number:
