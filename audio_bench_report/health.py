@@ -8,7 +8,7 @@ from __future__ import annotations
 from functools import cache
 
 from audio_bench_report.plots import GREYS, HATCHES, pyplot, safe_label, save
-from audio_bench_report.runs import PROBLEM_COUNT, Run, _judge_failures, is_number, judge_counts, task_health
+from audio_bench_report.runs import PROBLEM_COUNT, READING_COUNTS, Run, _judge_failures, is_number, judge_counts, task_health
 from audio_bench_report.tables import Cell, Column, Context, Plot, Row, Section, Table, load_published
 
 
@@ -31,6 +31,13 @@ def counts(result) -> dict[str, float]:
             "empty/failed": _problem_count(result)}  # fmt: skip
 
 
+def reading(result) -> str:
+    """The non-zero counts of answers read in a special way (:data:`audio_bench_report.runs.READING_COUNTS`), e.g.
+    ``"unfinished reasoning 1, ambiguous 2"``; ``"–"`` when none."""
+    parts = [f"{label} {result.number(metric):g}" for metric, label in READING_COUNTS.items() if result.number(metric)]
+    return ", ".join(parts) or "–"
+
+
 def _scored_tasks(run: Run) -> list[str]:
     # groups carry no n-samples entry and (usually) no metrics of their own
     return [t for t, r in sorted(run.tasks.items()) if r.n_effective is not None]
@@ -40,7 +47,8 @@ def build(runs: list[Run], context: Context) -> Section:
     columns = [Column("docs", "docs scored", digits=0), Column("of", "docs in data", digits=0), Column("full", "full test set", digits=0),
                Column("judge_failed", "judge failed", digits=0), Column("judge_counts", "judge counts"),
                Column("excluded", "excluded", digits=0), Column("refused", "refused", digits=0),
-               Column("empty_failed", "empty/failed/echo", digits=0), Column("marks", "marks"), Column("why", "why")]  # fmt: skip
+               Column("empty_failed", "empty/failed/echo", digits=0), Column("reading", "answers read"), Column("marks", "marks"),
+               Column("why", "why")]  # fmt: skip
     table = Table("health", "Run health per task: documents, judge failures, exclusions, empty or failed outputs", columns, latex=False)
     for run in runs:
         for task in _scored_tasks(run):
@@ -52,12 +60,14 @@ def build(runs: list[Run], context: Context) -> Section:
                    "judge_failed": Cell(value=count["judge failed"]),
                    "judge_counts": Cell(text="; ".join(f"{name} {value}" for name, value in judge_counts(result).items()) or "–"),
                    "excluded": Cell(value=count["excluded"]), "refused": Cell(value=count["refused"]),
-                   "empty_failed": Cell(value=count["empty/failed"]), "marks": Cell(text=" ".join(state.marks()) or "–"),
+                   "empty_failed": Cell(value=count["empty/failed"]), "reading": Cell(text=reading(result)),
+                   "marks": Cell(text=" ".join(state.marks()) or "–"),
                    "why": Cell(text="; ".join(e.split(": ", 1)[-1] for e in state.explanations()) or "–")}  # fmt: skip
             table.rows.append(Row(run.label, "run", row, task))
     table.notes = ["'full test set' from the benchmark's published.json ('?' where the paper does not state it). Every mark on a cell of the tables above comes from this row of its task.",
                    "'judge counts': the judge pass's non-zero counts (docs/judge.md): verdicts read after the judge's reasoning, replies whose reasoning never closed "
-                   "(among 'judge failed'), replies not cached, MCGA's strict-reading exclusions and disagreements, candidates with prompt-like framing."]
+                   "(among 'judge failed'), replies not cached, MCGA's strict-reading exclusions and disagreements, candidates with prompt-like framing.",
+                   "'answers read': answers with unfinished reasoning (no final answer), several answers with no clear final one, repaired JSON, labels or options outside the task's set, replies the strict MCQ reader could not read."]  # fmt: skip
     section = Section("health", "Run health (all benchmarks)", [table])
     section.plots.append(Plot("judge_failures_and_exclusions", "Judge failures, excluded, refused and empty/failed outputs per task and run (bar end: 'of n' documents).", _plot(runs)))
     return section

@@ -22,7 +22,17 @@ from pathlib import Path
 _COMPANION_SUFFIXES = ("_stderr", "_stderr_clt", "_stderr_clustered", "_expected_accuracy", "_consensus_accuracy", "_internal_variance", "_consistency_rate")
 #: Counts of outputs that were not real answers: empty, failed, placeholders, echoes, degenerate repeats.
 #: Any numeric metric whose name matches is read as such a count (names differ per benchmark and version).
-PROBLEM_COUNT = re.compile(r"(^|_)(empty|failed_generations|generation_failed|failed_outputs|echo|echoed|placeholder|identical|degenerate|invalid_text)", re.IGNORECASE)
+PROBLEM_COUNT = re.compile(r"(^|_)(empty|failed_generations|generation_failed|failed_outputs|echo|echoed|placeholder|identical|degenerate|invalid_text|unfinished)", re.IGNORECASE)
+#: Counts of answers read in a special way (shown in the health table's "answers read" column): reasoning that
+#: never closed (no final answer; also an E count), several answers with no clear final one, JSON repaired before
+#: reading, labels or options outside the task's set, replies the strict reader could not read.
+READING_COUNTS = {
+    "unfinished_reasoning": "unfinished reasoning",
+    "ambiguous_answers": "ambiguous",
+    "repaired_json": "repaired JSON",
+    "out_of_set_labels": "out-of-set",
+    "strict_parse_failures": "strict unread",
+}
 #: Metrics that are shares (0-1) of degenerate outputs rather than counts.
 PROBLEM_SHARE = ("repetition_rate",)
 
@@ -221,8 +231,8 @@ class TaskHealth:
 MARKS = {
     "L": "run with --limit: fewer documents than the task's data holds (not a full result)",
     "S": "fewer documents than the benchmark's full test set (e.g. the shipped sample data): not comparable with published numbers",
-    "E": "empty, failed, placeholder, echoed or degenerate outputs were counted in this task",
-    "F": "failed run: most (over half) of this task's outputs were empty or failed generations",
+    "E": "empty, failed, placeholder, echoed, degenerate or unfinished (reasoning) outputs were counted in this task",
+    "F": "failed run: most (over half) of this task's outputs were empty, failed generations or unfinished reasoning",
     "J": "judge failures: some judge calls failed and were left out of the mean",
     "X": "exclusions above the threshold: excluded + refused items as a share of the documents",
     "N": "not computed (the results file gives the reason, e.g. no judge configured)",
@@ -281,7 +291,7 @@ def task_health(result: TaskResult, full_size: int | None, exclusion_threshold: 
     for metric, value in sorted(result.metrics.items()):
         if PROBLEM_COUNT.search(metric) and is_number(value) and value > 0 and not metric.startswith("judge"):
             health.problems.append(f"{result.task}: {metric} = {value:g}")
-            if re.search(r"empty|fail|placeholder", metric):
+            if re.search(r"empty|fail|placeholder|unfinished", metric):
                 failed = max(failed, value)
         elif metric in PROBLEM_SHARE and is_number(value) and value > 0:
             health.problems.append(f"{result.task}: {metric} = {value:.3g}")

@@ -13,7 +13,13 @@ from audio_bench_report.runs import MARKS, Run, TaskHealth, is_number, task_heal
 
 #: Comparison-row mark: the published value lies outside the run's 95% confidence interval.
 OUTSIDE_CI = "*"
-ALL_MARKS = {**MARKS, OUTSIDE_CI: "comparison row: the published value lies outside this run's 95% confidence interval"}
+#: Cell mark: the interval shown is flagged by the run's ``ci_flags`` (too few scored items, or a zero-width bootstrap).
+CI_FLAGGED = "C"
+ALL_MARKS = {
+    **MARKS,
+    CI_FLAGGED: "the 95% interval shown rests on fewer than 30 scored items, or is a zero-width (degenerate) bootstrap: it claims more certainty than the data give",
+    OUTSIDE_CI: "comparison row: the published value lies outside this run's 95% confidence interval",
+}
 
 
 def ordered(marks) -> list[str]:
@@ -162,6 +168,10 @@ def metric_cell(run: Run, task: str, metric: str, published: dict, context: Cont
     ci = result.metrics.get(ci_metric) if ci_metric else None
     if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(is_number(x) for x in ci):
         cell.ci = (float(ci[0]), float(ci[1]))
+        flags = result.metrics.get("ci_flags")
+        if isinstance(flags, dict) and flags.get(ci_metric):
+            cell.marks.append(CI_FLAGGED)
+            cell.notes.append(f"{task} {ci_metric}: {flags[ci_metric]}")
     return cell
 
 

@@ -7,8 +7,8 @@ the reply. A number read from the draft is a wrong number, so every answer and e
 
 Spellings recognised (case-insensitive; :data:`REASONING_SPELLINGS`):
 
-- tags ``<think>``, ``<thinking>``, ``<thought>``, ``<thoughts>``, ``<reasoning>``, ``<seed:think>`` and their
-  closing tags, with optional spaces or attributes inside the tag (``<think >``, ``<think type="x">``);
+- tags ``<think>``, ``<thinking>``, ``<thought>``, ``<thoughts>``, ``<reasoning>``, ``<analysis>`` (in lmms-eval's
+  default ``--reasoning_tags``), ``<seed:think>`` and their closing tags, with optional spaces or attributes inside the tag (``<think >``, ``<think type="x">``);
 - ``[THINK] ... [/THINK]`` (Mistral Magistral);
 - ``◁think▷ ... ◁/think▷`` (Kimi);
 - ``<|begin_of_thought|> ... <|end_of_thought|>`` (Sky-T1 / OpenThoughts; their ``<|begin_of_solution|>`` and
@@ -35,6 +35,7 @@ REASONING_SPELLINGS = (
     ("<thought>", "</thought>"),
     ("<thoughts>", "</thoughts>"),
     ("<reasoning>", "</reasoning>"),
+    ("<analysis>", "</analysis>"),
     ("<seed:think>", "</seed:think>"),
     ("[THINK]", "[/THINK]"),
     ("◁think▷", "◁/think▷"),
@@ -42,7 +43,7 @@ REASONING_SPELLINGS = (
     ("<|channel|>analysis<|message|>", "<|end|>"),
 )
 
-_TAG_NAMES = r"(?:think|thinking|thoughts?|reasoning|seed:think)"
+_TAG_NAMES = r"(?:think|thinking|thoughts?|reasoning|analysis|seed:think)"
 _EVENTS = re.compile(
     r"(?P<xml_close><\s*/\s*" + _TAG_NAMES + r"\s*>)"
     r"|(?P<xml_open><\s*" + _TAG_NAMES + r"(?:\s[^<>]{0,200})?>)"
@@ -81,6 +82,8 @@ def split_reasoning(text: str | None) -> ReasoningSplit:
     (pre-filled opening tag) -> ``"A"``; ``"<think>it is B"`` -> ``""``, unfinished; ``"◁think▷…◁/think▷A"`` -> ``"A"``.
     """
     text = text or ""
+    if "<" not in text and "◁" not in text and "[" not in text:  # every spelling starts with one of these
+        return ReasoningSplit(answer=text)
     events = list(_EVENTS.finditer(text))
     if not events:
         return ReasoningSplit(answer=text)

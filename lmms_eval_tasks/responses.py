@@ -22,9 +22,24 @@ Per task, counts of documents (all lower-is-better, in the results JSON as ``<me
   else 0.
 - ``invalid_text_replaced``: code points that cannot be written as UTF-8 (lone surrogates) replaced by U+FFFD
   before scoring and logging (:func:`valid_text`).
+- ``unfinished_reasoning``: responses whose reasoning block never closed (generation stopped inside the draft,
+  usually at the token limit): the model gave no final answer. The text scored is what lies outside the
+  reasoning (usually ``""``); the draft is never mined for an answer. PARSA excludes such items (reason
+  ``unfinished_reasoning``); MCGA scores the text left (both official and strict rules); MMAC judges the
+  caption left, an empty one as an omission.
+
+**Reasoning** is removed from every response before anything else reads it, by
+:func:`lmms_eval_tasks.reasoning.split_reasoning` (``<think>``, ``<thinking>``, ``<reasoning>``, ``◁think▷`` and
+the other spellings listed there; a reply whose chat template pre-filled the opening tag so that only
+``</think>`` appears; a block that never closes). Idempotent with lmms-eval's own ``reasoning_tags`` /
+``auto_strip_thinking``: text with no tags left is returned unchanged. lmms-eval 0.7's CLI removes closed (and
+pre-filled) ``<think>``/``<analysis>`` blocks by default (``--reasoning_tags``) before the hooks see a response; it
+leaves an unclosed block, which is then read here as unfinished. The number of reasoning characters removed here is
+kept per document in the samples (``reasoning_chars`` of the diagnostics record); the raw response, with everything
+lmms-eval removed, is the samples' ``resps``.
 
 A run is a **failed run** when more than :data:`FAILED_RUN_SHARE` (50 %) of a task's responses are failed
-generations or empty: the aggregation raises :class:`FailedRunError` naming the task, the share and the first
+generations, empty, or unfinished reasoning (no final answer): the aggregation raises :class:`FailedRunError` naming the task, the share and the first
 error, so the run stops with a non-zero exit (under ``--verbosity DEBUG``, lmms-eval re-raises it).
 
 Adopting this in a benchmark: in ``process_results`` call :func:`check_response`, score ``checked.answer`` and
@@ -45,6 +60,7 @@ from dataclasses import dataclass
 
 from loguru import logger
 
+from lmms_eval_tasks.reasoning import split_reasoning
 from mcga.normalize import nfkc  # NFKC, computed faster (shared with the MCGA normaliser)
 
 #: Prefix of the placeholder our models return for a document whose generation raised.
@@ -53,7 +69,15 @@ GENERATION_FAILED_PREFIX = "[LMMS_EVAL_AUDIO_PLUGIN_GENERATION_FAILED]"
 #: chat/async_openai.py, 0.7.x: ``f"[LMMS_EVAL_REQUEST_FAILED after {max_retries} retries] {error_preview}"``).
 LMMS_EVAL_REQUEST_FAILED_PREFIX = "[LMMS_EVAL_REQUEST_FAILED"
 
-DIAGNOSTIC_METRICS = ("failed_generations", "empty_responses", "echoed_prompts", "placeholder_copies", "identical_answers", "invalid_text_replaced")
+DIAGNOSTIC_METRICS = (
+    "failed_generations",
+    "empty_responses",
+    "unfinished_reasoning",
+    "echoed_prompts",
+    "placeholder_copies",
+    "identical_answers",
+    "invalid_text_replaced",
+)
 
 #: A task whose failed generations plus empty responses exceed this share of its documents is a failed run.
 FAILED_RUN_SHARE = 0.5
@@ -255,7 +279,9 @@ class CheckedResponse:
     """A response checked by :func:`check_response`.
 
     Attributes:
-        answer: the text to score: ``""`` for a failed generation, else the response made valid UTF-8.
+        answer: the text to score: ``""`` for a failed generation, else the response made valid UTF-8 with its
+            reasoning removed (:func:`lmms_eval_tasks.reasoning.split_reasoning`; ``""`` or the text outside the
+            draft when the reasoning never closed, see ``record["unfinished_reasoning"]``).
         record: the per-document diagnostics record (JSON-serialisable; logged in the samples under each metric).
     """
 
@@ -295,9 +321,11 @@ def check_response(
     """
     text, replaced = valid_text("" if response is None else str(response))
     failure = generation_failure(text)
-    answer = "" if failure is not None else text
-    empty = failure is None and not answer.strip()
-    answered = failure is None and not empty
+    split = split_reasoning(text if failure is None else "")
+    answer = split.answer
+    unfinished = split.unfinished
+    empty = failure is None and not unfinished and not answer.strip()
+    answered = failure is None and not empty and bool(answer.strip())
     normalised = normalised_text(answer) if answered else ""  # once for the echo check and the answer key
     record = {
         "task": task,
@@ -307,6 +335,8 @@ def check_response(
         "echo": answered and _echoes_normalised(normalised, prompt_texts),
         "placeholder": copied_placeholder(answer, placeholders) if answered else None,
         "invalid_text_replaced": replaced,
+        "reasoning_chars": split.trace_chars,
+        "unfinished_reasoning": unfinished,
         "answer_key": _key(normalised) if answered else None,
         "gold_key": _key(normalised_text(str(gold))),
         "input_key": _key("\x00".join([clip or "", *prompt_texts])),
@@ -330,22 +360,30 @@ def _first(records: list[dict], field: str) -> dict:
 
 
 def check_failed_run(records: list[dict]) -> None:
-    """Raise :class:`FailedRunError` if more than :data:`FAILED_RUN_SHARE` of the documents are failed or empty.
+    """Raise :class:`FailedRunError` if more than :data:`FAILED_RUN_SHARE` of the documents are failed, empty, or
+    unfinished reasoning (no final answer).
 
-    The message names the task, the share and the first error (or says that the model returned empty text).
+    The message names the task, the share and the first error (or says that the model returned empty text, or
+    stopped inside its reasoning).
     """
     failed = sum(1 for r in records if r["failure"])
     empty = sum(1 for r in records if r["empty"])
-    if not records or failed + empty <= FAILED_RUN_SHARE * len(records):
+    unfinished = sum(1 for r in records if r.get("unfinished_reasoning"))
+    if not records or failed + empty + unfinished <= FAILED_RUN_SHARE * len(records):
         return
     first = next((r for r in records if r["failure"]), None)
-    cause = (
-        f"First error (document {first['id']}): {first['failure']}"
-        if first
-        else "No error was returned: the model gave empty text (lmms-eval's local wrappers return '' when generation raises; see the log above)."
-    )
+    if first:
+        cause = f"First error (document {first['id']}): {first['failure']}"
+    elif unfinished >= empty:
+        cause = (
+            "Most responses stopped inside the model's reasoning before any final answer: raise the generation limit "
+            "(max_new_tokens / max_tokens) or turn the model's thinking off."
+        )
+    else:
+        cause = "No error was returned: the model gave empty text (lmms-eval's local wrappers return '' when generation raises; see the log above)."
+    unfinished_part = f", unfinished reasoning ({unfinished})" if unfinished else ""
     raise FailedRunError(
-        f"{_task(records)}: failed run: {_share(failed + empty, records)} are failed generations ({failed}) or empty ({empty}), "
+        f"{_task(records)}: failed run: {_share(failed + empty + unfinished, records)} are failed generations ({failed}) or empty ({empty}){unfinished_part}, "
         f"more than {FAILED_RUN_SHARE:.0%}, so no score of this task means anything; fix the model or server and run again. {cause}"
     )
 
@@ -367,6 +405,20 @@ def agg_empty_responses(records: list[dict]) -> int:
     count = sum(1 for r in records if r["empty"])
     if count:
         logger.warning(f"{_task(records)}: {_share(count, records)} are empty")
+    return count
+
+
+def agg_unfinished_reasoning(records: list[dict]) -> int:
+    """Number of responses whose reasoning never closed (no final answer; see the module docstring for how each
+    benchmark scores them); warns with the share and an example, and raises :class:`FailedRunError` for a failed run."""
+    check_failed_run(records)
+    count = sum(1 for r in records if r.get("unfinished_reasoning"))
+    if count:
+        first = _first(records, "unfinished_reasoning")
+        logger.warning(
+            f"{_task(records)}: {_share(count, records)} stopped inside their reasoning with no final answer (token limit?); "
+            f"first (document {first['id']}, {first['reasoning_chars']} reasoning characters): {first['preview']!r}"
+        )
     return count
 
 

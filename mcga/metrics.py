@@ -27,6 +27,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import version
 
@@ -322,42 +323,109 @@ def _letter_from_option_text(text: str, options: dict[str, str]) -> str | None:
     return contained.pop() if len(contained) == 1 else None
 
 
+#: A sentence boundary: after ``。！!？?；;`` or a line break, or after a full stop followed by a space (so
+#: ``C. 思念家乡`` stays one piece only in the sense that nothing is dropped from it: pieces are rejoined as written).
+_SENTENCE_BOUNDARY = re.compile(r"(?<=[。！!？?；;\n])|(?<=\.)(?=\s)")
+#: A piece that asks rather than answers: it ends with a question mark, or with the question particle 吗/么 (after
+#: t2s, so 嗎/麼 too), closing quotes, brackets or emphasis aside.
+_QUESTION_END = re.compile(r"(?:[?？]|[吗么])[\s\"”’'）)\]】*。.!！]*$")
+#: Words that retract an earlier answer ("答案是A。不对，答案是B", "The answer is A. Wait, actually it is B"), looked
+#: for between the last differing declaration and the final one. Read after t2s (traditional forms match too).
+_RETRACTION = re.compile(
+    r"不对|不是|错了|说错|更正|纠正|改正|修正|改为|改成|等等|等一下|其实|重新考虑|再想想|再看|仔细看|抱歉|最终|最后的答案"
+    r"|(?i:\b(?:wait|actually|correction|i mean|on second thought|scratch that|i was wrong|my mistake|mistake|oops|sorry"
+    r"|final(?:ly)?|revised?|reconsider(?:ing)?|let me (?:re-?)?(?:check|think|consider|correct|revise)|no(?=[,.!;:]))\b)"
+)
+_UPPER_LETTER = re.compile(r"(?<![A-Za-z])([A-Z])(?![A-Za-z])")
+
+
+@dataclass(frozen=True)
+class StrictReading:
+    """What :func:`strict_mcq_reading` read from one reply.
+
+    Attributes:
+        letter: the option letter (upper-case), or ``None``.
+        reason: ``""`` when a letter was read; else ``"ambiguous"`` (several letters declared or offered, with no
+            clear retraction making the last one final), ``"question"`` (the reply only asks, e.g. ``答案是B吗？``,
+            ``Is it B?``), or ``"no_letter"``.
+    """
+
+    letter: str | None
+    reason: str = ""
+
+
+def _statements(text: str) -> tuple[str, bool, bool]:
+    """``(text without its questions, whether any piece was a question, whether the first piece is one)``: the
+    pieces of ``text`` between sentence boundaries that ask (:data:`_QUESTION_END`) are dropped, the others are kept
+    as written. Linear in the text."""
+    if "?" not in text and "？" not in text and "吗" not in text and "么" not in text:  # nothing asks (the usual reply)
+        return text, False, False
+    pieces = _SENTENCE_BOUNDARY.split(text)
+    asks = [bool(_QUESTION_END.search(piece)) for piece in pieces]
+    if not any(asks):
+        return text, False, False
+    first_asks = next((ask for piece, ask in zip(pieces, asks) if piece.strip()), False)
+    return "".join(piece for piece, ask in zip(pieces, asks) if not ask), True, first_asks
+
+
 def strict_mcq_letter(prediction: str | None, letters: str = "ABCD", options: dict[str, str] | None = None) -> str | None:
-    """Read the option letter a human reads in a model output, or ``None`` when it is absent or ambiguous.
+    """The option letter a human reads in a model output, or ``None`` (:func:`strict_mcq_reading`, letter only)."""
+    return strict_mcq_reading(prediction, letters, options).letter
+
+
+def strict_mcq_reading(prediction: str | None, letters: str = "ABCD", options: dict[str, str] | None = None) -> StrictReading:
+    """Read the option letter a human reads in a model output (``acc_strict``), or say why there is none.
 
     The output is NFKC-normalised (full-width letters become ASCII) and OpenCC ``t2s``-converted (so
-    ``我選擇 C`` and ``正確選項為 D`` read like their simplified forms). The first rule that applies decides:
+    ``我選擇 C`` and ``正確選項為 D`` read like their simplified forms). Its **questions are dropped** first: a
+    sentence ending with ``?``/``？`` or the particle ``吗``/``么`` asks, it does not answer (``答案是B吗？``,
+    ``是B嗎``, ``Is it B?``, ``B？``); a reply that is only questions gives reason ``"question"``. Then the first rule
+    that applies decides:
 
     1. answer declarations (``答案：A``, ``答案是B``, ``选C``, ``我选择 C``, ``正确选项为 D``, ``我觉得是B``,
        ``应该是 C``, ``The answer is A``, ``I choose B``) and options affirmed as right (``选项C正确``,
        ``C is correct``): the letter they name. Mentions of other options around it (``答案是B。选项A的说法与原文
        不符。``, ``The answer is C. Option A is a common distractor.``) are not declarations and do not count.
-       Declarations naming different letters (``答案是A。不对，答案是B``) or one naming two letters
-       (``答案是A或B``, ``答案：A、B``) give ``None``; a letter called wrong (``我觉得A不对``) is not declared;
+       When declarations name different letters, or one offers two (``答案是A或B``, ``答案：A、B``), the **last**
+       declaration wins if a retraction (:data:`_RETRACTION`: ``不对``, ``更正``, ``最终``, ``wait``,
+       ``actually``, ``final``, ...) stands between the last differing declaration and the final letter
+       (``答案是A。不对，答案是B`` is B; ``The answer is A. Wait, the answer is B`` is B); otherwise the reply is
+       ``"ambiguous"`` (``答案是A。答案是B``, ``答案是A或B``), and so is a final declaration followed by a retraction
+       and another option letter (``答案是A。不对，是B``). A letter called wrong (``我觉得A不对``) is not declared;
     2. the whole output is one letter, possibly wrapped (``"B"``, ``"(B)"``, ``"**B**"``, ``"b。"``);
     3. the output starts with a letter and a delimiter or ``选项`` (``"C. 思念家乡"``, ``"D、"``, ``"B选项"``);
     4. with ``options`` (``{letter: text}``, e.g. from :func:`parse_mcq_options`): the reply gives one option's
        text instead of its letter (equal to it after removing punctuation, spaces and a leading ``答案是``, or
        containing exactly one option text of 2+ characters that is not part of another contained option).
 
-    A letter outside ``letters`` is ``None`` too. ``"A dog barks"`` (article, not option), ``"ABCD"``,
-    ``"options A and B"`` and ``"因为B选项错误"`` give ``None``. The result is upper-case.
+    A letter outside ``letters`` is ``"no_letter"`` too. ``"A dog barks"`` (article, not option), ``"ABCD"``,
+    ``"options A and B"`` and ``"因为B选项错误"`` give ``None``. Linear in the output's length.
     """
     if not prediction:
-        return None
-    text = _t2s().convert(unicodedata.normalize("NFKC", str(prediction))).strip()
-    declared = list(_ANSWER_PHRASE.finditer(text)) + list(_AFFIRMED.finditer(text))
+        return StrictReading(None, "no_letter")
+    converted = _t2s().convert(unicodedata.normalize("NFKC", str(prediction))).strip()
+    text, asked, opens_with_question = _statements(converted)
+    text = text.strip()
+    declared = sorted([*_ANSWER_PHRASE.finditer(text), *_AFFIRMED.finditer(text)], key=lambda m: m.start(1))
     if declared:
-        if any(m.groupdict().get("second") for m in declared):
-            return None
-        named = {m.group(1).upper() for m in declared}
-        letter = named.pop() if len(named) == 1 else None
-    else:
-        match = _LONE_LETTER.match(text) or _LEADING_LETTER.match(text)
+        final = declared[-1]
+        letter = final.group(1).upper()
+        differing = [m for m in declared if m.group(1).upper() != letter or m.groupdict().get("second")] if len(declared) > 1 or final.groupdict().get("second") else []
+        if differing:
+            last = differing[-1]
+            if last is final or not _RETRACTION.search(text, last.end(), final.start(1)):
+                return StrictReading(None, "ambiguous")
+        retracted = _RETRACTION.search(text, final.end())
+        if retracted and any(m.group(1) in letters.upper() for m in _UPPER_LETTER.finditer(text, retracted.end())):
+            return StrictReading(None, "ambiguous")  # "答案是A。不对，是B": the final declaration is retracted too
+    else:  # position rules read the reply as written, unless it opens with a question ("B？", an echoed question)
+        match = None if opens_with_question else (_LONE_LETTER.match(converted) or _LEADING_LETTER.match(converted))
         letter = match.group(1).upper() if match else None
         if letter is None and options:
             letter = _letter_from_option_text(text, options)
-    return letter if letter is not None and letter in letters.upper() else None
+    if letter is not None and letter in letters.upper():
+        return StrictReading(letter)
+    return StrictReading(None, "question" if asked and not text else "no_letter")
 
 
 # --------------------------------------------------------------------------------------------- CMC
@@ -382,9 +450,9 @@ def cross_modal_consistency(sqa: float, qa: float, su: float, lu: float, sr: flo
 
 # ---------------------------------------------------------------------------------- signatures
 _RULES = {
-    "asr": "cer_official=after-last-sep+first100+space-joined-corpus; cer_strict=whole-output+char-corpus+ref-as-written+reply-t2s-except-ref-chars",
-    "sqa": "f1_official=strip-punct+lower+containment-else-bag-f1",
-    "su": "acc_official=exact/first-\\b[A-G]\\b/gold-substring; acc_strict=t2s+declaration(one-letter)>lone>leading-letter>option-text(ABCD), ambiguous/unparseable=wrong",
+    "asr": "cer_official=after-last-sep+first100+space-joined-corpus; cer_strict=whole-output+char-corpus+ref-as-written+reply-t2s-except-ref-chars; both=reasoning-removed",
+    "sqa": "f1_official=strip-punct+lower+containment-else-bag-f1; reasoning-removed",
+    "su": "acc_official=exact/first-\\b[A-G]\\b/gold-substring; acc_strict=t2s+questions-dropped+declaration(last-if-retracted)>lone>leading-letter>option-text(ABCD), ambiguous/unparseable=wrong; both=reasoning-removed",
 }
 _RULES["sr"] = _RULES["su"]
 
@@ -392,14 +460,14 @@ _RULES["sr"] = _RULES["su"]
 def task_signature(task: str) -> str:
     """sacrebleu-style signature of the metrics of one MCGA task: rules, normaliser, library versions, unit.
 
-    Example (asr): ``mcga-scoring:2|cer_official=...; cer_strict=...|norm:t2s(opencc-1.4.2)+fullwidth+
+    Example (asr): ``mcga-scoring:3|cer_official=...; cer_strict=...|norm:t2s(opencc-1.4.2)+fullwidth+
     whisper-basic(whisper-normalizer-0.1.15)+nospace|jiwer-4.0.0|unit:percent``. Two results with the same
     signature were computed the same way.
 
     Raises:
         KeyError: ``task`` has no rule-scored metrics here.
     """
-    parts = ["mcga-scoring:2", _RULES[task]]
+    parts = ["mcga-scoring:3", _RULES[task]]
     if task == "asr":
         parts += [normalizer_signature(), f"jiwer-{version('jiwer')}"]
     return "|".join(parts + ["unit:percent"])

@@ -110,6 +110,7 @@ def clear_normalisation_cache() -> None:
     calls are slower)."""
     _normalized_for_cer.cache_clear()
     _width_basic_nospace.cache_clear()
+    variant_forms.cache_clear()
     _SYMBOLS_TO_SPACE.clear()
 
 
@@ -126,17 +127,24 @@ def normalize_for_strict_cer(text: str | None) -> str:
 
 
 def simplify_reply_against_reference(reply: str, reference: str) -> str:
-    """A normalised reply with its traditional characters made simplified, never rewriting a correct character.
+    """A normalised reply with its traditional and variant characters made those of the reference, never rewriting a
+    correct character.
 
     Rule (strict CER): every reply character that occurs in the reference is kept as it is; every other
     character becomes its OpenCC ``t2s`` form, converted over the whole reply (phrase-aware) when that keeps
-    the length, else character by character. The reference (MCGA gold is simplified) is not converted.
+    the length, else character by character; a character still not in the reference that is no standard simplified
+    character (not in GB 2312) is then folded through OpenCC's variant tables (:func:`variant_forms`: Japanese
+    shinjitai, Taiwan and Hong Kong variants, each followed by ``t2s``) when that gives a reference character. The
+    reference (MCGA gold is simplified) is not converted.
 
     So ``夜深乾清宮裏靜`` against ``夜深乾清宫里静`` becomes ``夜深乾清宫里静`` (CER 0), while the wrong
-    ``夜深干清宫里静`` stays as it is (``干`` != ``乾``); ``乾燥`` against ``干燥`` becomes ``干燥``. A reply character
-    that is both a correct simplified character elsewhere in the reference and, here, the traditional form of
-    another reference character (e.g. ``乾`` for ``干`` in a line that also contains ``乾隆``) is kept and counts
-    as one substitution: the rule never forgives a character the reference does not allow.
+    ``夜深干清宫里静`` stays as it is (``干`` != ``乾``); ``乾燥`` against ``干燥`` becomes ``干燥``; ``徳`` against a
+    reference holding ``德`` becomes ``德``. A standard simplified character is never folded (``予`` stays ``予`` against
+    ``豫``, though Japanese writes ``予`` for it), and variants OpenCC's tables do not list stay errors (``僊`` for
+    ``仙``, ``淸`` for ``清``). A reply character that is both a correct simplified character elsewhere in the
+    reference and, here, the traditional form of another reference character (e.g. ``乾`` for ``干`` in a line that
+    also contains ``乾隆``) is kept and counts as one substitution: the rule never forgives a character the reference
+    does not allow.
 
     Args:
         reply: a reply already passed through :func:`normalize_for_strict_cer`.
@@ -145,12 +153,55 @@ def simplify_reply_against_reference(reply: str, reference: str) -> str:
     if not reply:
         return ""
     converted = _t2s().convert(reply)
-    if converted == reply:  # nothing to convert (the usual reply): every character is kept either way
+    if converted == reply and _all_standard_simplified(reply):  # the usual reply: every character is kept either way
         return reply
     allowed = set(reference)
     if len(converted) != len(reply):
         converted = "".join(_t2s().convert(character) for character in reply)
-    return "".join(original if original in allowed else simple for original, simple in zip(reply, converted))
+    out = []
+    for original, simple in zip(reply, converted):
+        if original in allowed or simple in allowed:
+            out.append(original if original in allowed else simple)
+        else:
+            out.append(next((form for form in variant_forms(original) if form in allowed), simple))
+    return "".join(out)
+
+
+def _all_standard_simplified(text: str) -> bool:
+    """True when every character of ``text`` is in GB 2312 (the standard simplified set; ASCII included)."""
+    try:
+        text.encode("gb2312")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+#: OpenCC configurations whose character tables map a regional or Japanese variant to OpenCC's standard form.
+VARIANT_CONFIGS = ("jp2t", "tw2t", "hk2t")
+
+
+@lru_cache(maxsize=NORMALISED_CACHE_SIZE)
+def variant_forms(character: str) -> tuple[str, ...]:
+    """The simplified forms OpenCC's variant tables give a character that is no standard simplified character:
+    for each of :data:`VARIANT_CONFIGS` (Japanese shinjitai to traditional, Taiwan and Hong Kong variants to OpenCC
+    standard) its conversion, then ``t2s``; only one-character results that differ from the input. ``()`` for a
+    character in GB 2312 (a standard simplified character is never folded into another one: Japanese writes ``予``
+    for ``豫``, ``余`` for ``餘``, and those are different Chinese characters). ``"徳"`` -> ``("德",)``."""
+    if _all_standard_simplified(character):
+        return ()
+    forms = []
+    for config in VARIANT_CONFIGS:
+        form = _t2s().convert(_opencc(config).convert(character))
+        if len(form) == 1 and form != character and form not in forms:
+            forms.append(form)
+    return tuple(forms)
+
+
+@lru_cache(maxsize=None)
+def _opencc(config: str):
+    import opencc
+
+    return opencc.OpenCC(config)
 
 
 def _package_version(name: str) -> str:
@@ -168,4 +219,7 @@ def normalizer_signature() -> str:
     """
     versions = f"opencc-{_package_version('opencc')}"
     basic = f"whisper-basic(whisper-normalizer-{_package_version('whisper-normalizer')})"
-    return f"norm:t2s({versions})+fullwidth+{basic}+nospace|strict-norm:fullwidth+{basic}+nospace+ref-as-written+reply-t2s-except-ref-chars"
+    return (
+        f"norm:t2s({versions})+fullwidth+{basic}+nospace|strict-norm:fullwidth+{basic}+nospace+ref-as-written+reply-t2s-except-ref-chars"
+        f"+non-gb2312-variants({'/'.join(VARIANT_CONFIGS)})-to-ref-chars"
+    )

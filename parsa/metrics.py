@@ -6,7 +6,9 @@ metric                      definition
 ==========================  ===========================================================================================
 macro-F1                    scikit-learn ``f1_score(average="macro")`` with ``labels`` = the union of gold labels and
                             predicted labels, passed explicitly (§4.2: "macro-averaged F1 over the union of gold and
-                            predicted labels"); a label the model invents is a class with F1 0; ``zero_division=0``.
+                            predicted labels"); ``zero_division=0``. Any label in the predictions is a class (F1 0
+                            if never right); the parser excludes out-of-set labels before the headline
+                            (parsa.parsing), ``macro_f1_invented_as_classes`` passes them here.
 macro-F1 strict (ours)      same, with unparseable/refused items kept as wrong predictions of a label outside the
                             averaged set (their gold class loses recall; no extra class is averaged).
 accuracy                    share of items whose prediction equals the gold (scikit-learn ``accuracy_score``).
@@ -30,7 +32,10 @@ COMET                       Unbabel ``unbabel-comet`` system score (0-1) from a 
 majority baseline           share of the most frequent gold class (Table 2's chance, "1/|L| when balanced").
 normalised score            (score - b) / (1 - b) (Figure 3).
 bootstrap 95 % CI           percentile interval of the metric over :data:`BOOTSTRAP_RESAMPLES` (1000) resamples of
-                            the items with replacement, numpy ``default_rng(BOOTSTRAP_SEED=0)``.
+                            the items with replacement, numpy ``default_rng(BOOTSTRAP_SEED=0)``: medians, means,
+                            macro-F1, F1-exact, chrF++.
+proportion 95 % CI          Wilson score interval (scipy ``binomtest(k, n).proportion_ci(method="wilson")``) for
+                            accuracies: unlike a bootstrap it has width at 0/n and n/n.
 ==========================  ===========================================================================================
 """
 
@@ -55,6 +60,8 @@ MAX_REPEAT_NGRAM = 30
 LOOP_MIN_COPIES = 5
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 0
+#: Intervals over fewer scored items than this are flagged (parsa.scoring.ci_flags).
+MIN_ITEMS_FOR_CI = 30
 COMET_MODEL_ENV = "PARSA_COMET_MODEL"
 _INVALID = "\x00invalid"
 
@@ -400,7 +407,25 @@ def comet_signature() -> str:
     return f"comet:{os.environ[COMET_MODEL_ENV]}(unbabel-comet-{package_version('unbabel-comet')})"
 
 
-# ------------------------------------------------------------------------------------ bootstrap
+# ------------------------------------------------------------------------------------ intervals
+def proportion_ci(successes: int, n: int, confidence: float = 0.95) -> list[float]:
+    """Wilson score interval ``[low, high]`` (fractions) of a proportion ``successes / n``.
+
+    scipy ``binomtest(successes, n).proportion_ci(confidence_level, method="wilson")`` (Wilson 1927): it has width
+    at 0/n and n/n, where a bootstrap of 0/1 outcomes collapses to ``[0, 0]`` or ``[1, 1]``. Example: 4/4 ->
+    ``[0.510, 1.0]``; 0/4 -> ``[0.0, 0.490]``.
+
+    Raises:
+        ValueError: ``n`` < 1 or ``successes`` outside 0..n.
+    """
+    if n < 1 or not 0 <= successes <= n:
+        raise ValueError(f"a proportion interval needs 0 <= successes <= n and n >= 1 (got {successes}/{n})")
+    from scipy.stats import binomtest
+
+    interval = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return [float(interval.low), float(interval.high)]
+
+
 def bootstrap_ci(items: Sequence, statistic: Callable[[list], float], n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> list[float]:
     """Percentile 95 % bootstrap interval ``[low, high]`` of ``statistic`` over ``items`` (Appendix F).
 

@@ -1,9 +1,27 @@
 """Reading answers out of real model output (paper §4.1-4.2: JSON answers; no valid label -> excluded).
 
-Step 1, :func:`extract_json_object`: find the JSON object in the response. Accepted: a bare object; an object
-inside Markdown code fences; an object with prose before or after; ``<think>...</think>`` blocks (removed first);
-JSON with single-quoted strings, trailing commas, or Python literals (``True``/``False``/``None``). When several
-objects are present, the first one that holds the answer key wins, else the first one that parses.
+Reasoning (``<think>`` blocks and the other spellings) is removed before this module sees a response, by the one
+shared reader :func:`lmms_eval_tasks.reasoning.split_reasoning` (in ``lmms_eval_tasks.responses.check_response``);
+a response whose reasoning never closed is excluded by :func:`parsa.scoring.score_response` (reason
+``unfinished_reasoning``), never mined here.
+
+Step 1, :func:`read_json_answers`: find the JSON objects in the response. Accepted: a bare object; an object
+inside Markdown code fences; an object with prose before or after. Near-JSON is **repaired** and counted
+(``json_repaired``, the ``repaired_json`` metric): single-quoted strings, trailing commas, Python literals
+(``True``/``False``/``None``), and, through the json-repair library (:func:`repair_json_object`), unescaped inner
+quotes, a missing closing brace (a truncated answer), comments. A response that names the answer key as JSON
+(``"transcription":``) but cannot be read even so is excluded (``invalid_json``): the wrapper and the key are never
+scored as the answer.
+
+Step 1b, **several answers** (:func:`final_answer`): the objects holding the answer key are the answers (else those
+holding a fallback key; a key repeated inside one object counts each value). When they all give the same valid
+answer, that answer; when they differ, the **last** one wins if a retraction (:data:`RETRACTION`: ``wait``,
+``actually``, ``correction``, ``final answer``, ``نه،``, ``ببخشید``, ``در واقع``, ``اصلاح``, ...) stands between the
+last differing answer and it; otherwise the item is excluded (``ambiguous_answer``, counted in
+``ambiguous_answers``). One value naming several labels or options (``"anger or sadness"``, ``"1 یا 2"``,
+``[1, 2]``) is ``ambiguous_answer`` too. A classification or option value written as a question (``"anger?"``,
+``"۲؟"``) is not an answer (``question``). Prose after the last object is not read (as the paper's rule: prose
+is never searched for an answer).
 
 Step 2, reading the answer field: the task's ``answer_key``; else the same key in another casing; else one of
 :data:`FALLBACK_KEYS` (``answer``, ``label``, ...). A chain-of-thought ``reasoning`` field is never read as the
@@ -26,20 +44,33 @@ Step 3, validating the answer per task kind:
 - NER: a list of ``{"type", "span"}`` objects (also ``label``/``entity_type`` for the type and ``text``/
   ``value``/``entity`` for the span, or ``[type, span]`` pairs, or a ``{type: span | [spans]}`` mapping). Entries
   without a type or span are skipped and counted. An empty list is a valid answer (no entities).
-- ASR and translation: a string. With no JSON, the raw response is the hypothesis (``json_fallback``).
+- ASR and translation: a string. With no JSON, the raw response is the hypothesis (``json_fallback``); a JSON
+  object without the field is ``missing_key``, a field holding no text (``null``, a list) an empty answer.
 
 Refusals: ASR and En->Fa translation: a hypothesis with no Persian script is a refusal (paper §6.1 and Table 3's
 definition). Other tasks: a response with no valid answer that matches :data:`REFUSAL_PATTERN` is ``refused``,
 any other invalid response is ``excluded``. Both are left out of the scored set (§4.2); the counts are reported.
+
+Out-of-set labels: a classification value that names no label of the task (``{"emotion": "contempt"}``) is
+excluded (``invalid_label``: paper §4.2, "responses from which no valid label can be extracted ... are excluded")
+and recorded in :attr:`ParsedAnswer.out_of_set` (its :func:`parsa.normalize.label_key`), so that the other reading
+(an invented label as a class of its own with F1 0) can be reported beside the headline; an option value naming
+no option is recorded the same way (counted, not scored).
+
+Every step is linear in the response's length; json-repair (a recursive parser) is given at most
+:data:`REPAIR_MAX_CHARS` characters nested at most :data:`REPAIR_MAX_DEPTH` deep.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 import unicodedata
 from dataclasses import dataclass
+
+import json_repair
 
 from parsa.normalize import label_key, normalize_orthography, normalize_persian
 from parsa.tasks import get_task, label_tables
@@ -55,7 +86,18 @@ REFUSAL_PATTERN = re.compile(
     re.IGNORECASE,
 )
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+#: Words that retract an earlier answer ("wait", "actually", "correction", "final answer"; Persian "no,", "sorry",
+#: "in fact", "correction", "mistake", "final answer"), looked for between the last differing answer and the final one.
+RETRACTION = re.compile(
+    r"(?i:\b(?:wait|actually|correction|corrected|i mean|on second thought|scratch that|i was wrong|my mistake|mistake|oops|sorry"
+    r"|final(?:ly)?|revised?|updated?|reconsider(?:ing)?|let me (?:re-?)?(?:check|think|consider|correct|revise)|no(?=[,.!;:]))\b)"
+    r"|نه[،,.!]|ببخشید|ببخشيد|در واقع|درواقع|اصلاح|تصحیح|اشتباه|صبر کن|پاسخ نهایی|جواب نهایی|نهایی"
+)
+#: Longest text (characters) handed to json-repair, and the deepest bracket nesting: it is a recursive parser whose
+#: time grows faster than the text (measured: 20 kB 0.3 s, 100 kB 2.2 s). A longer truncated answer is still read
+#: (its open string and brackets closed, :func:`_closed_object`); other longer near-JSON is ``invalid_json``.
+REPAIR_MAX_CHARS = 20_000
+REPAIR_MAX_DEPTH = 100
 _FENCE = re.compile(r"```[a-zA-Z]*\s*")
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 
@@ -67,12 +109,16 @@ class ParsedAnswer:
     Attributes:
         status: ``"scored"``, ``"excluded"`` or ``"refused"``.
         value: the validated answer (canonical label, option number, hypothesis text, entity list) or ``None``.
-        reason: why the item is not scored (``"no_json"``, ``"missing_key"``, ``"invalid_label"``,
-            ``"invalid_option"``, ``"ambiguous_option"``, ``"empty"``, ``"no_persian_script"``, ``"refusal_phrase"``,
-            ``"invalid_entities"``), ``""`` when scored.
+        reason: why the item is not scored (``"no_json"``, ``"invalid_json"``, ``"missing_key"``,
+            ``"invalid_label"``, ``"invalid_option"``, ``"ambiguous_option"``, ``"ambiguous_answer"``, ``"question"``,
+            ``"empty"``, ``"no_persian_script"``, ``"refusal_phrase"``, ``"invalid_entities"``,
+            ``"unfinished_reasoning"``), ``""`` when scored.
         json_fallback: no JSON object was found and the bare response was used.
         raw_value: the value as the model wrote it (before validation), for the logs.
         skipped_entities: NER entries without a usable type or span.
+        json_repaired: the answer's JSON had to be repaired to be read (see the module docstring).
+        out_of_set: for an ``invalid_label``/``invalid_option`` value read from JSON, the value's
+            :func:`parsa.normalize.label_key` (the class an invented label would be), else ``None``.
     """
 
     status: str
@@ -81,6 +127,8 @@ class ParsedAnswer:
     json_fallback: bool = False
     raw_value: object = None
     skipped_entities: int = 0
+    json_repaired: bool = False
+    out_of_set: str | None = None
 
 
 # ------------------------------------------------------------------------------------------- text tests
@@ -101,9 +149,40 @@ def looks_like_refusal(text: str | None) -> bool:
 
 
 # ------------------------------------------------------------------------------------------- JSON
-def _object_candidates(text: str) -> list[str]:
-    """Balanced ``{...}`` substrings, outermost first, in order of appearance (quotes respected)."""
-    candidates, depth, start, quote, escaped = [], 0, -1, "", False
+class _JSONObject(dict):
+    """A parsed JSON object that remembers the values of keys written more than once (``{"a": 1, "a": 2}``):
+    ``json.loads`` keeps the last silently; :func:`final_answer` treats them as several answers."""
+
+    repeated: dict | None = None
+
+
+def _object_from_pairs(pairs: list[tuple[str, object]]) -> _JSONObject:
+    obj = _JSONObject(pairs)
+    if len(obj) != len(pairs):
+        repeated: dict[str, list] = {}
+        for key, value in pairs:
+            repeated.setdefault(key, []).append(value)
+        obj.repeated = {key: values for key, values in repeated.items() if len(values) > 1}
+    return obj
+
+
+@dataclass(frozen=True)
+class FoundObject:
+    """One JSON object found in a response: its span ``text[start:end]``, the parsed object, and whether it had to
+    be repaired to parse (anything but plain ``json.loads``)."""
+
+    start: int
+    end: int
+    obj: dict
+    repaired: bool = False
+
+
+def _object_spans(text: str) -> tuple[list[tuple[int, int]], int, str]:
+    """``(spans, open_start, closers)``: the ``(start, end)`` of every balanced top-level ``{...}`` in order of
+    appearance (double- and single-quoted strings respected); the start of a top-level object still open at the end
+    of the text (a truncated answer), else -1; and the characters that would close it (the open string's quote, then
+    the open ``[``/``{`` in reverse), ``""`` when it cannot be closed so (a dangling backslash). One pass, linear."""
+    spans, depth, start, quote, escaped, last, openers = [], 0, -1, "", False, "", []
     for index, ch in enumerate(text):
         if quote:
             if escaped:
@@ -112,87 +191,161 @@ def _object_candidates(text: str) -> list[str]:
                 escaped = True
             elif ch == quote:
                 quote = ""
-            continue
-        if ch in "\"'" and depth > 0:
-            quote = ch if ch == '"' or _opens_single_quoted(text, index) else ""
+        elif ch in "\"'" and depth > 0:
+            # a ' opens a string only right after { [ , : (so I'm inside a double-quoted value is harmless)
+            quote = ch if ch == '"' or last in ("{", "[", ",", ":") else ""
         elif ch == "{":
             if depth == 0:
-                start = index
+                start, openers = index, []
             depth += 1
+            openers.append("}")
         elif ch == "}" and depth > 0:
             depth -= 1
+            while openers and openers.pop() != "}":
+                pass
             if depth == 0:
-                candidates.append(text[start:index + 1])
-    return candidates
+                spans.append((start, index + 1))
+        elif depth > 0 and ch == "[":
+            openers.append("]")
+        elif depth > 0 and ch == "]" and openers and openers[-1] == "]":
+            openers.pop()
+        if not ch.isspace():
+            last = ch
+    if depth == 0:
+        return spans, -1, ""
+    return spans, start, "" if escaped else quote + "".join(reversed(openers))
 
 
-def _opens_single_quoted(text: str, index: int) -> bool:
-    """A ``'`` opens a string only right after ``{ [ , :`` (so ``I'm`` inside a double-quoted value is harmless)."""
-    before = text[:index].rstrip()
-    return bool(before) and before[-1] in "{[,:"
+def _max_nesting(text: str) -> int:
+    """The deepest bracket nesting of ``text`` (``{`` and ``[`` minus ``}`` and ``]``, strings not told apart: an
+    upper bound for what a JSON parser recurses into). Linear, C-speed per character class."""
+    depth = deepest = 0
+    for ch in re.findall(r"[{}\[\]]", text):
+        depth = depth + 1 if ch in "{[" else max(depth - 1, 0)
+        deepest = max(deepest, depth)
+    return deepest
 
 
-def _load_object(candidate: str) -> dict | None:
-    attempts = [candidate, _TRAILING_COMMA.sub(r"\1", candidate)]
-    for attempt in attempts:
-        try:
-            value = json.loads(attempt)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            return value
-    try:  # single quotes, Python literals
-        value = ast.literal_eval(_TRAILING_COMMA.sub(r"\1", candidate).replace("true", "True").replace("false", "False").replace("null", "None"))
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # TypeError: an unhashable key, {{}: 1}
+def repair_json_object(text: str) -> dict | None:
+    """The JSON object that the json-repair library reads from near-JSON ``text`` (unescaped inner quotes, a missing
+    closing brace, comments, single quotes, trailing commas), or ``None`` when it reads no non-empty object.
+
+    json-repair is a recursive parser: ``text`` longer than :data:`REPAIR_MAX_CHARS` or nested deeper than
+    :data:`REPAIR_MAX_DEPTH` is not handed to it (``None``), and any error it raises is read as ``None``.
+    """
+    if len(text) > REPAIR_MAX_CHARS or _max_nesting(text) > REPAIR_MAX_DEPTH:
+        return None
+    try:
+        value = json_repair.loads(text)
+    except (Exception, RecursionError):  # a library fault on hostile text is "no object", never a crash
+        return None
+    return value if isinstance(value, dict) and value else None
+
+
+def _json_object(text: str) -> dict | None:
+    """``text`` parsed by ``json.loads`` as an object (keys written twice recorded, :class:`_JSONObject`), else ``None``."""
+    try:
+        value = json.loads(text, object_pairs_hook=_object_from_pairs)
+    except (json.JSONDecodeError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
 
+def _load_object(candidate: str) -> tuple[dict | None, bool]:
+    """``(object, repaired)``: ``candidate`` parsed as a JSON object by ``json.loads`` (``repaired`` False), else
+    after removing trailing commas, else as a Python literal (single quotes, ``True``/``None``), else by
+    :func:`repair_json_object` (``repaired`` True); ``(None, False)`` when none reads an object."""
+    value = _json_object(candidate)
+    if value is not None:
+        return value, False
+    without_commas = _TRAILING_COMMA.sub(r"\1", candidate)
+    value = _json_object(without_commas)
+    if value is not None:
+        return value, True
+    try:  # single quotes, Python literals
+        value = ast.literal_eval(without_commas.replace("true", "True").replace("false", "False").replace("null", "None"))
+        if isinstance(value, dict):
+            return value, True
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # TypeError: an unhashable key, {{}: 1}
+        pass
+    value = repair_json_object(candidate)
+    return (value, True) if value is not None else (None, False)
+
+
 def strip_wrappers(response: str | None) -> str:
-    """The response without ``<think>`` blocks and Markdown code-fence markers, stripped."""
-    text = _THINK.sub("", response or "")
-    return _FENCE.sub("", text).replace("```", "").strip()
+    """The response without Markdown code-fence markers, stripped (reasoning was removed before, see the module
+    docstring)."""
+    return _FENCE.sub("", response or "").replace("```", "").strip()
+
+
+def read_json_answers(text: str) -> list[FoundObject]:
+    """Every JSON object in ``text`` (a response after :func:`strip_wrappers`), in order of appearance.
+
+    A text that is one JSON object is read by one ``json.loads`` (the usual answer); otherwise every balanced
+    ``{...}`` is tried (:func:`_load_object`), and a top-level object left open at the end (a truncated answer) is
+    tried through :func:`repair_json_object`. See the module docstring for what is repaired.
+    """
+    if "{" not in text:  # no candidate can start
+        return []
+    whole = _whole_object(text)
+    if whole is not None:
+        return [FoundObject(0, len(text), whole)]
+    spans, open_start, closers = _object_spans(text)
+    found = []
+    for start, end in spans:
+        obj, repaired = _load_object(text[start:end])
+        if obj is not None:
+            found.append(FoundObject(start, end, obj, repaired))
+    if open_start >= 0:
+        obj = _closed_object(text[open_start:], closers)
+        if obj is not None:
+            found.append(FoundObject(open_start, len(text), obj, True))
+    return found
+
+
+def _closed_object(truncated: str, closers: str) -> dict | None:
+    """A top-level object cut off at the end of the text (generation stopped): ``json.loads`` of it with its open
+    string and brackets closed (linear at any length), else :func:`repair_json_object` (bounded)."""
+    if closers:
+        value = _json_object(truncated + closers if closers.startswith('"') else truncated.rstrip().rstrip(",") + closers)
+        if value:
+            return value
+    return repair_json_object(truncated)
 
 
 def extract_json_object(response: str | None, answer_key: str | None = None) -> dict | None:
-    """The JSON object in a model response, or ``None`` when there is none.
+    """The JSON object of a model response that holds its answer, or ``None`` when there is none.
 
     Args:
-        response: raw model output.
-        answer_key: when given, the first object holding this key (any casing) is preferred.
-
-    Returns:
-        The parsed object (a dict). See the module docstring for what is tolerated.
+        response: model output (reasoning already removed).
+        answer_key: when given, the last object holding this key (any casing) is returned (the final answer,
+            :func:`final_answer`), else the first object.
     """
-    text = strip_wrappers(response)
-    if "{" not in text:  # no candidate can start
-        return None
-    whole = _whole_object(text)
-    if whole is not None:
-        return whole
-    objects = [obj for obj in (_load_object(c) for c in _object_candidates(text)) if obj is not None]
-    if not objects:
+    found = read_json_answers(strip_wrappers(response))
+    if not found:
         return None
     if answer_key:
-        for obj in objects:
-            if _find_key(obj, answer_key) is not None:
-                return obj
-    return objects[0]
+        keyed = [f.obj for f in found if _find_key(f.obj, answer_key) is not None]
+        if keyed:
+            return keyed[-1]
+    return found[0].obj
 
 
 def _whole_object(text: str) -> dict | None:
     """``text`` parsed by ``json.loads`` when all of it is one JSON object (the usual answer), else ``None``.
 
-    Then :func:`_object_candidates` would find exactly one candidate, ``text`` itself (it reads double-quoted
-    strings and their backslash escapes as JSON does, a ``'`` cannot stand outside a JSON string, and the braces
-    outside strings balance only at the last character), and :func:`_load_object` would return the same
-    ``json.loads`` result: the scan is skipped, the answer is the same (tested against the full path)."""
+    Then :func:`_object_spans` would find exactly one span, ``text`` itself (it reads double-quoted strings and
+    their backslash escapes as JSON does, a ``'`` cannot stand outside a JSON string, and the braces outside strings
+    balance only at the last character), and :func:`_load_object` would return the same ``json.loads`` result: the
+    scan is skipped, the answer is the same (tested against the full path)."""
     if not (text.startswith("{") and text.endswith("}")):
         return None
     try:
         value = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
         return None
+    if isinstance(value, dict) and text.count('":') > len(value):  # nested objects, or a key written twice
+        return _json_object(text)
     return value if isinstance(value, dict) else None
 
 
@@ -206,11 +359,36 @@ def _find_key(obj: dict, key: str) -> str | None:
 def answer_value(obj: dict, answer_key: str) -> tuple[bool, object]:
     """``(found, value)``: the answer field of a parsed object: ``answer_key`` in any casing, else the first of
     :data:`FALLBACK_KEYS`; reasoning fields are never used."""
+    found = _answer_field(obj, answer_key)
+    return (True, obj[found]) if found is not None else (False, None)
+
+
+def _answer_field(obj: dict, answer_key: str) -> str | None:
+    """The key of ``obj`` that :func:`answer_value` reads, or ``None``."""
     for key in (answer_key, *FALLBACK_KEYS):
         found = _find_key(obj, key)
         if found is not None and found.casefold() not in REASONING_KEYS:
-            return True, obj[found]
-    return False, None
+            return found
+    return None
+
+
+def _answer_values(found: list[FoundObject], answer_key: str) -> list[tuple[FoundObject, object]]:
+    """The answers of a response, in order: from the objects holding ``answer_key`` (any casing), else from those
+    holding a fallback key (:func:`answer_value`); a key written twice in one object gives each of its values."""
+    keyed = [f for f in found if _find_key(f.obj, answer_key) is not None] or [f for f in found if _answer_field(f.obj, answer_key) is not None]
+    answers = []
+    for item in keyed:
+        field = _answer_field(item.obj, answer_key)
+        repeated = (getattr(item.obj, "repeated", None) or {}).get(field)
+        answers.extend((item, value) for value in (repeated or [item.obj[field]]))
+    return answers
+
+
+def _names_answer_key(text: str, answer_key: str) -> bool:
+    """True when ``text`` writes an answer key as a JSON key (``"transcription":``, ``'answer' :``): it meant to
+    answer in JSON, so its raw text is never the answer."""
+    keys = "|".join(re.escape(k) for k in (answer_key, *FALLBACK_KEYS))
+    return re.search(r"[\"'“”]\s*(?:" + keys + r")\s*[\"'“”]\s*:", text, re.IGNORECASE) is not None
 
 
 def bare_answer(response: str | None) -> str:
@@ -220,7 +398,9 @@ def bare_answer(response: str | None) -> str:
 
 
 # ------------------------------------------------------------------------------------------- labels
+@functools.lru_cache(maxsize=None)
 def _alias_index(task: str) -> dict[str, str]:
+    """``{label_key: canonical label}`` of the task's labels and aliases, built once per task (read-only by use)."""
     spec = get_task(task)
     index = {label_key(label): label for label in spec.labels}
     for alias, label in label_tables()[task].get("aliases", {}).items():
@@ -338,19 +518,19 @@ def parse_entities(value: object) -> tuple[list[dict] | None, int]:
 
 
 # ------------------------------------------------------------------------------------------- per task
-def _read_field(response: str, answer_key: str) -> tuple[bool, object, bool]:
-    """``(found, value, json_fallback)``."""
-    obj = extract_json_object(response, answer_key)
-    if obj is None:
-        return True, bare_answer(response), True
-    found, value = answer_value(obj, answer_key)
-    return found, value, False
+_QUESTION_VALUE = re.compile(r"[?？؟]\W*$")
+#: Characters of a value's end read for a question mark, and the longest value read as a list of option numbers
+#: (both bound regular expressions that could otherwise backtrack over a hostile value).
+_TAIL = 64
+#: Words and marks joining several answers in one value ("anger or sadness", "1 یا 2", "1/2", "1، 2").
+_SEVERAL = re.compile(r"\s+(?:or|and|یا|و)\s+|\s*[/|,،؛;]\s*", re.IGNORECASE)
+_NUMBERS_ONLY = re.compile(r"^\W*\d+(?:(?:\s+(?:or|and|یا|و)\s+|\s*[/|,،؛;]\s*|\s+)\d+)+\W*$", re.IGNORECASE)
 
 
-def _not_scored(response: str, reason: str, json_fallback: bool, raw_value: object = None) -> ParsedAnswer:
+def _not_scored(response: str, reason: str, json_fallback: bool, raw_value: object = None, **fields) -> ParsedAnswer:
     if looks_like_refusal(response):
-        return ParsedAnswer("refused", None, "refusal_phrase", json_fallback, raw_value)
-    return ParsedAnswer("excluded", None, reason, json_fallback, raw_value)
+        return ParsedAnswer("refused", None, "refusal_phrase", json_fallback, raw_value, **fields)
+    return ParsedAnswer("excluded", None, reason, json_fallback, raw_value, **fields)
 
 
 def parse_response(task: str, doc: dict, response: str | None) -> ParsedAnswer:
@@ -359,7 +539,7 @@ def parse_response(task: str, doc: dict, response: str | None) -> ParsedAnswer:
     Args:
         task: short task name.
         doc: the canonical document (``options`` is read for multiple choice).
-        response: the raw model output (``None`` counts as empty).
+        response: the model output with its reasoning removed (``None`` counts as empty).
 
     Returns:
         A :class:`ParsedAnswer` with ``status`` ``scored``, ``excluded`` or ``refused``.
@@ -373,34 +553,125 @@ def parse_response(task: str, doc: dict, response: str | None) -> ParsedAnswer:
         if spec.kind == "asr" or (spec.kind == "translation" and spec.target_language == "fa"):
             return ParsedAnswer("refused", None, "no_persian_script")
         return ParsedAnswer("excluded", None, "empty")
-    found, value, fallback = _read_field(response, spec.answer_key)
-    if spec.kind in ("classification", "multiple_choice") and isinstance(value, list) and len(value) == 1:
-        value = value[0]  # {"emotion": ["anger"]}
-    if spec.kind in ("asr", "translation"):
-        return _parse_text_answer(spec, response, found, value, fallback)
+    text = strip_wrappers(response)
+    found = read_json_answers(text)
     if not found:
-        return _not_scored(response, "missing_key", fallback)
+        if _names_answer_key(text, spec.answer_key):  # JSON that even repair cannot read: never score the wrapper
+            return _not_scored(response, "invalid_json", False, text[:200])
+        return _validate(task, spec, doc, response, bare_answer(text), fallback=True)
+    answers = _answer_values(found, spec.answer_key)
+    if not answers:
+        return _not_scored(response, "missing_key", False, json_repaired=found[0].repaired)
+    readings = [(item, _validate(task, spec, doc, response, value, fallback=False, repaired=item.repaired)) for item, value in answers]
+    return final_answer(text, readings)
+
+
+def _identity(parsed: ParsedAnswer) -> str:
+    """What two readings must share to be the same answer: the validated value, or the invalid raw value."""
+    value = parsed.value if parsed.status == "scored" else [parsed.status, parsed.reason, parsed.raw_value]
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def final_answer(text: str, readings: list[tuple[FoundObject, ParsedAnswer]]) -> ParsedAnswer:
+    """The answer of a response that holds one or more answers (``readings``: each answer's object and its
+    validated reading, in order of appearance in ``text``).
+
+    One answer, or several that read the same: the last. Several that differ: the last, if :data:`RETRACTION`
+    occurs in the text between the last differing answer's object and the final one's (``{"answer": 1} Wait,
+    that is wrong. {"answer": 2}`` -> 2); otherwise excluded as ``ambiguous_answer`` with every raw value in
+    ``raw_value``. Linear in the text.
+    """
+    final_object, final = readings[-1]
+    differing = [(item, parsed) for item, parsed in readings[:-1] if _identity(parsed) != _identity(final)]
+    if not differing:
+        return final
+    last_object = differing[-1][0]
+    repaired = any(parsed.json_repaired for _, parsed in readings)
+    if last_object.end <= final_object.start and RETRACTION.search(text, last_object.end, final_object.start):
+        return ParsedAnswer(final.status, final.value, final.reason, final.json_fallback, final.raw_value, final.skipped_entities, repaired, final.out_of_set)
+    return ParsedAnswer("excluded", None, "ambiguous_answer", False, [parsed.raw_value for _, parsed in readings], json_repaired=repaired)
+
+
+def _validate(task: str, spec, doc: dict, response: str, value: object, *, fallback: bool, repaired: bool = False) -> ParsedAnswer:
+    """One answer value validated for the task's kind (module docstring, step 3)."""
+    if spec.kind in ("asr", "translation"):
+        return _parse_text_answer(spec, response, value, fallback, repaired)
+    if isinstance(value, list) and spec.kind in ("classification", "multiple_choice"):
+        if len(value) == 1:
+            value = value[0]  # {"emotion": ["anger"]}
+        elif len(value) > 1:
+            return _several_in_list(task, spec, doc, response, value, fallback, repaired)
+    if spec.kind in ("classification", "multiple_choice") and isinstance(value, str) and _QUESTION_VALUE.search(value[-_TAIL:]):
+        return _not_scored(response, "question", fallback, value, json_repaired=repaired)  # "anger?" asks, it does not answer
     if spec.kind == "classification":
         label = match_label(task, value)
-        return ParsedAnswer("scored", label, "", fallback, value) if label else _not_scored(response, "no_json" if fallback else "invalid_label", fallback, value)
+        if label:
+            return ParsedAnswer("scored", label, "", fallback, value, json_repaired=repaired)
+        if _names_several(task, spec, doc, value):
+            return _not_scored(response, "ambiguous_answer", fallback, value, json_repaired=repaired)
+        out_of_set = _out_of_set(value) if not fallback else None
+        return _not_scored(response, "no_json" if fallback else "invalid_label", fallback, value, json_repaired=repaired, out_of_set=out_of_set)
     if spec.kind == "multiple_choice":
-        number, reason = match_option(task, value, list(doc.get("options") or []))
-        return ParsedAnswer("scored", number, "", fallback, value) if number else _not_scored(response, "no_json" if fallback else reason, fallback, value)
+        options = list(doc.get("options") or [])
+        if isinstance(value, str) and len(value) <= _TAIL and _NUMBERS_ONLY.match(normalize_orthography(value)) and _names_several(task, spec, doc, value):
+            return _not_scored(response, "ambiguous_answer", fallback, value, json_repaired=repaired)  # "1، 2", "1 or 2"
+        number, reason = match_option(task, value, options)
+        if number:
+            return ParsedAnswer("scored", number, "", fallback, value, json_repaired=repaired)
+        if _names_several(task, spec, doc, value):
+            return _not_scored(response, "ambiguous_answer", fallback, value, json_repaired=repaired)
+        out_of_set = _out_of_set(value) if not fallback and reason == "invalid_option" else None
+        return _not_scored(response, "no_json" if fallback else reason, fallback, value, json_repaired=repaired, out_of_set=out_of_set)
     entities, skipped = parse_entities(value) if not fallback else (None, 0)
     if entities is None:
-        return _not_scored(response, "no_json" if fallback else "invalid_entities", fallback, value)
-    return ParsedAnswer("scored", entities, "", False, value, skipped_entities=skipped)
+        return _not_scored(response, "no_json" if fallback else "invalid_entities", fallback, value, json_repaired=repaired)
+    return ParsedAnswer("scored", entities, "", False, value, skipped_entities=skipped, json_repaired=repaired)
 
 
-def _parse_text_answer(spec, response: str, found: bool, value: object, fallback: bool) -> ParsedAnswer:
-    """ASR and translation: the answer string, or the raw response when the JSON lacks the field."""
-    if not found or not isinstance(value, str):
-        value, fallback = (value if isinstance(value, (int, float)) and not isinstance(value, bool) else bare_answer(response)), True
-    text = str(value).strip()
+def _several_in_list(task: str, spec, doc: dict, response: str, values: list, fallback: bool, repaired: bool) -> ParsedAnswer:
+    """A list of several values for a one-answer task: their answer when all read the same, else ambiguous."""
+    readings = {_identity(_validate(task, spec, doc, response, v, fallback=fallback, repaired=repaired)): v for v in values[:50]}
+    if len(readings) == 1 and len(values) <= 50:
+        return _validate(task, spec, doc, response, values[0], fallback=fallback, repaired=repaired)
+    return _not_scored(response, "ambiguous_answer", fallback, values, json_repaired=repaired)
+
+
+def _names_several(task: str, spec, doc: dict, value: object) -> bool:
+    """True when a value that is no one label/option joins two or more different valid ones (``"anger or
+    sadness"``, ``"1 یا 2"``, ``"option 1 / option 3"``); parts are split at :data:`_SEVERAL` (at most 20 read)."""
+    if not isinstance(value, str):
+        return False
+    parts = [part for part in _SEVERAL.split(normalize_orthography(value)) if part and part.strip()][:20]
+    if len(parts) < 2:
+        return False
+    if spec.kind == "classification":
+        named = {match_label(task, part) for part in parts}
+    else:
+        options = list(doc.get("options") or [])
+        named = {match_option(task, part, options)[0] for part in parts}
+    return len(named - {None}) >= 2
+
+
+def _out_of_set(value: object) -> str | None:
+    """The class an out-of-set value would be (:func:`label_key` of a string or number), else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    return label_key(str(value)) or None
+
+
+def _parse_text_answer(spec, response: str, value: object, fallback: bool, repaired: bool = False) -> ParsedAnswer:
+    """ASR and translation: the answer string (a number as its digits). A field holding no text (``null``, a list)
+    is an empty answer, never the raw response."""
+    if isinstance(value, str):
+        text = value.strip()
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        text = str(value)
+    else:
+        text = ""
     if spec.target_language == "fa" and not has_persian_script(text):
-        return ParsedAnswer("refused", None, "no_persian_script", fallback, text)
+        return ParsedAnswer("refused", None, "no_persian_script", fallback, text, json_repaired=repaired)
     if not text:
-        return ParsedAnswer("excluded", None, "empty", fallback, text)
+        return ParsedAnswer("excluded", None, "empty", fallback, text, json_repaired=repaired)
     if fallback and looks_like_refusal(text):
         return ParsedAnswer("refused", None, "refusal_phrase", fallback, text)
-    return ParsedAnswer("scored", text, "", fallback, text)
+    return ParsedAnswer("scored", text, "", fallback, text, json_repaired=repaired)

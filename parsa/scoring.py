@@ -8,7 +8,10 @@ the number scored is reported. Every task therefore reports ``scored``, ``exclud
 answers) and ``refused`` (refusals: for ASR and En->Fa translation a hypothesis with no Persian script; elsewhere an
 invalid response with an apology/inability phrase) as counts with ``scored + excluded + refused`` = all items, and
 ``json_fallback`` (answers read from a response with no JSON object). Beside each paper-rule headline a ``*_strict``
-figure counts the excluded and refused items as wrong (ours).
+figure counts the excluded and refused items as wrong (ours). How answers are read (reasoning removed, several
+answers, repaired JSON, out-of-set labels) is in :mod:`parsa.parsing`; each reading is counted: ``ambiguous_answers``
+(several different answers with no clear final one: excluded), ``repaired_json`` (answers read from near-JSON),
+and, for classification and multiple choice, ``out_of_set_labels`` (values naming no label or option: excluded).
 
 Metrics by task kind (fractions 0-1 unless a count; chrF++ and BLEU on sacrebleu's 0-100 scale):
 
@@ -23,18 +26,26 @@ Metrics by task kind (fractions 0-1 unless a count; chrF++ and BLEU on sacrebleu
   yeh and kaf, ZWNJ/space/joined spellings, a space before ``؟``, punctuation do not count) and ``chrf_pp_raw``/
   ``bleu_raw`` are plain sacrebleu on the unnormalised text; into English nothing is normalised (``*_raw`` equal
   the plain figures). COMET always gets the raw text (a learned metric, trained on unnormalised text).
-- ``classification``: ``macro_f1`` (headline), ``macro_f1_strict``, ``accuracy``, ``accuracy_strict``,
-  ``macro_f1_ci95``, ``majority_baseline``, ``normalised_score``.
+- ``classification``: ``macro_f1`` (headline: out-of-set labels excluded, §4.2), ``macro_f1_invented_as_classes``
+  (the other reading of §4.2: each out-of-set label a class of its own, F1 0, its item scored), ``macro_f1_strict``,
+  ``accuracy``, ``accuracy_strict``, ``macro_f1_ci95``, ``majority_baseline``, ``normalised_score``,
+  ``out_of_set_labels``.
 - ``multiple_choice``: ``accuracy`` (headline), ``accuracy_strict``, ``accuracy_ci95``, ``majority_baseline``,
-  ``normalised_score``; vazn and sabk (one fixed option set) also ``macro_f1`` over option texts (§6.6).
+  ``normalised_score``, ``out_of_set_labels``; vazn and sabk (one fixed option set) also ``macro_f1`` over option
+  texts (§6.6).
 - ``ner``: ``f1_exact`` (headline), ``precision_exact``, ``recall_exact``, ``f1_exact_strict`` (non-scored items
   predict no entity), ``f1_exact_ci95``.
-- every task: ``scored``, ``excluded``, ``refused``, ``json_fallback``, ``signature``.
+- every task: ``scored``, ``excluded``, ``refused``, ``json_fallback``, ``ambiguous_answers``, ``repaired_json``,
+  ``ci_flags``, ``signature``.
 
 Baselines: ``majority`` = share of the most frequent gold class over **all** evaluated items (model-independent,
 as Table 2's one chance column); ``uniform`` = 1/n_options (MCQA, RC, music). ``normalised_score`` =
-(headline - b) / (1 - b) with the paper-rule headline. Confidence intervals: bootstrap over the scored items
-(:func:`parsa.metrics.bootstrap_ci`, 1000 resamples, seed 0), returned as ``[low, high]``.
+(headline - b) / (1 - b) with the paper-rule headline. Confidence intervals (95 %, ``[low, high]``, over the scored
+items): proportions (``accuracy_ci95``) by the Wilson score interval (:func:`parsa.metrics.proportion_ci`), which
+has width at 0/n and n/n; medians, means, F1 and chrF++ by the percentile bootstrap
+(:func:`parsa.metrics.bootstrap_ci`, 1000 resamples, seed 0). ``ci_flags`` says, per interval, when it rests on
+fewer than :data:`parsa.metrics.MIN_ITEMS_FOR_CI` (30) scored items or when the bootstrap was degenerate (every
+resample gave the same value, so ``[x, x]`` claims a certainty the data do not have); ``{}`` when nothing is flagged.
 """
 
 from __future__ import annotations
@@ -51,39 +62,46 @@ from parsa.normalize import normalize_persian, normalizer_signature
 from parsa.parsing import ParsedAnswer, parse_response
 from parsa.tasks import get_task
 
-SCORING_VERSION = "2"
+SCORING_VERSION = "3"  # 3: reasoning removed first, final answer after a retraction, ambiguous/repaired counted, Wilson CI
 STATUSES = ("scored", "excluded", "refused")
 
-_COUNTS = ["scored", "excluded", "refused", "json_fallback", "signature"]
+_COUNTS = ["scored", "excluded", "refused", "json_fallback", "ambiguous_answers", "repaired_json", "ci_flags", "signature"]
 _METRICS_BY_KIND = {
     "asr": ["wer_median", "wer_mean", "cer_mean", "wer_mean_strict", "wer_fix", "repetition_rate", "refusal_rate", "wer_median_ci95", "wer_mean_ci95"],
     "translation": ["comet", "chrf_pp", "bleu", "chrf_pp_raw", "bleu_raw", "chrf_pp_strict", "chrf_pp_ci95", "refusal_rate"],
-    "classification": ["macro_f1", "macro_f1_strict", "accuracy", "accuracy_strict", "macro_f1_ci95", "majority_baseline", "normalised_score"],
-    "multiple_choice": ["accuracy", "accuracy_strict", "accuracy_ci95", "majority_baseline", "normalised_score"],
+    "classification": ["macro_f1", "macro_f1_invented_as_classes", "macro_f1_strict", "accuracy", "accuracy_strict", "macro_f1_ci95", "majority_baseline",
+                       "normalised_score", "out_of_set_labels"],  # fmt: skip
+    "multiple_choice": ["accuracy", "accuracy_strict", "accuracy_ci95", "majority_baseline", "normalised_score", "out_of_set_labels"],
     "ner": ["f1_exact", "precision_exact", "recall_exact", "f1_exact_strict", "f1_exact_ci95"],
 }
 
 _RULES = {
     "asr": f"hyp=json[transcription]|raw;refusal=no-persian-script;wer,cer=jiwer-per-item(mean,median);loop=ngram<={metrics.MAX_REPEAT_NGRAM}x>={metrics.LOOP_MIN_COPIES};werfix=collapse-repeats;strict=refused-as-wer1",
     "translation": "hyp=json[translation]|raw;refusal(fa)=no-persian-script;chrf++,bleu=sacrebleu-corpus(0-100);text(fa-target)=norm-both-sides,raw=unnormalised;text(en-target)=raw;comet=raw-text,local-checkpoint;strict=non-scored-as-empty",
-    "classification": "label=key|alias;macro_f1=sklearn-macro(labels=gold|pred,zero_division=0);non-scored-excluded;strict=invalid-as-wrong;baseline=majority-gold-all-items",
-    "multiple_choice": "option=int|number-string|option-text;accuracy;non-scored-excluded;strict=invalid-as-wrong;baseline=majority-option-text(fixed)|1/n",
+    "classification": "label=key|alias;macro_f1=sklearn-macro(labels=gold|pred,zero_division=0);non-scored-excluded(out-of-set-too);invented_as_classes=out-of-set-as-own-class;strict=invalid-as-wrong;baseline=majority-gold-all-items;ci=bootstrap",
+    "multiple_choice": "option=int|number-string|option-text;accuracy;non-scored-excluded;strict=invalid-as-wrong;baseline=majority-option-text(fixed)|1/n;ci=wilson",
     "ner": "entities=[{type,span}];match=exact(type-key,normalised-span-without-spaces),multiset;micro-f1-over-items;strict=non-scored-predict-nothing",
 }
 
+#: How every task reads answers (parsa.parsing), in the signature.
+_READING = "read=reasoning-removed,unfinished-excluded;several=last-if-retracted-else-excluded;near-json=json-repair(counted);question-not-answer"
+
 
 # ------------------------------------------------------------------------------------ per item
-def score_response(task: str, doc: dict, response: str | None) -> dict:
+def score_response(task: str, doc: dict, response: str | None, *, unfinished_reasoning: bool = False) -> dict:
     """The per-item record of one response (JSON-serialisable).
 
     Args:
         task: short task name.
         doc: the canonical document (``id``, ``reference``, ``transcript``, ``options``).
-        response: the raw model output.
+        response: the model output with its reasoning removed
+            (:func:`lmms_eval_tasks.responses.check_response` does it for the lmms-eval tasks).
+        unfinished_reasoning: the model's reasoning never closed, so it gave no final answer: the item is excluded
+            with reason ``unfinished_reasoning`` (as a refusal is), whatever ``response`` holds.
 
     Returns:
-        ``{"task", "id", "status" ("scored"|"excluded"|"refused"), "reason", "json_fallback", "prediction", "gold",
-        "raw_answer", ...}`` plus per kind: classification/MC ``correct`` (bool or ``None``); MC ``gold_option``,
+        ``{"task", "id", "status" ("scored"|"excluded"|"refused"), "reason", "json_fallback", "json_repaired",
+        "out_of_set", "prediction", "gold", "raw_answer", ...}`` plus per kind: classification/MC ``correct`` (bool or ``None``); MC ``gold_option``,
         ``predicted_option`` (texts); ASR ``wer``, ``cer``, ``wer_fix``, ``repetition_loop`` (``None`` unless
         scored); translation ``source``; NER ``matches``, ``n_predicted``, ``n_gold``, ``skipped_entities``.
 
@@ -92,13 +110,15 @@ def score_response(task: str, doc: dict, response: str | None) -> dict:
         ValueError: the document's gold answer is invalid for the task (the message names task and id).
     """
     spec = get_task(task)
-    parsed = parse_response(task, doc, response)
+    parsed = ParsedAnswer("excluded", None, "unfinished_reasoning") if unfinished_reasoning else parse_response(task, doc, response)
     record = {
         "task": task,
         "id": str(doc.get("id", "")),
         "status": parsed.status,
         "reason": parsed.reason,
         "json_fallback": parsed.json_fallback,
+        "json_repaired": parsed.json_repaired,
+        "out_of_set": parsed.out_of_set,
         "prediction": parsed.value,
         "raw_answer": _jsonable(parsed.raw_value),
     }
@@ -218,8 +238,16 @@ def aggregate(task: str, metric: str, records: list[dict]) -> float | int | str 
         return sum(1 for r in records if r["status"] == metric)
     if metric == "json_fallback":
         return sum(1 for r in records if r.get("json_fallback"))
+    if metric == "ambiguous_answers":
+        return sum(1 for r in records if r["reason"] == "ambiguous_answer")
+    if metric == "repaired_json":
+        return sum(1 for r in records if r.get("json_repaired"))
+    if metric == "out_of_set_labels":
+        return sum(1 for r in records if r.get("out_of_set"))
     if metric == "signature":
         return task_signature(task)
+    if metric == "ci_flags":
+        return ci_flags(task, records)
     if not records:
         return "not computed: no items"
     scored = [r for r in records if r["status"] == "scored"]
@@ -228,7 +256,7 @@ def aggregate(task: str, metric: str, records: list[dict]) -> float | int | str 
         counts = {s: sum(1 for r in records if r["status"] == s) for s in STATUSES}
         return f"not computed: no scored items ({counts['excluded']} excluded, {counts['refused']} refused of {len(records)})"
     try:
-        return function(task, records, scored)
+        return _interval(task, metric, records, scored) if metric.endswith("_ci95") else function(task, records, scored)
     except ValueError as error:
         return f"not computed: {error}"
 
@@ -334,6 +362,15 @@ def _agg_macro_f1(task, records, scored):
     return metrics.macro_f1([_classes(task, r, "gold") for r in scored], [_classes(task, r, "prediction") for r in scored])
 
 
+def _agg_macro_f1_invented_as_classes(task, records, scored):
+    """Macro-F1 with every out-of-set label kept as a predicted class of its own (the other reading of §4.2:
+    "macro-F1 over the union of gold and predicted labels" with invented labels among the predicted; each such
+    class has F1 0 and its item's gold class loses recall). Over the scored items plus the out-of-set ones."""
+    kept = [r for r in records if r["status"] == "scored" or r.get("out_of_set")]
+    predicted = [r["prediction"] if r["status"] == "scored" else f"out-of-set:{r['out_of_set']}" for r in kept]
+    return metrics.macro_f1([r["gold"] for r in kept], predicted)
+
+
 def _agg_macro_f1_strict(task, records, scored):
     predicted = [r["prediction"] if r["status"] == "scored" else None for r in records]
     return metrics.macro_f1_strict([r["gold"] for r in records], predicted)
@@ -377,7 +414,7 @@ def macro_f1_of_pairs(pairs: list[tuple[object, object]]) -> float:
 
 
 def _agg_accuracy_ci95(task, records, scored):
-    return metrics.bootstrap_ci([1.0 if r["correct"] else 0.0 for r in scored], statistics.fmean)
+    return metrics.proportion_ci(sum(1 for r in scored if r["correct"]), len(scored))
 
 
 def _agg_majority_baseline(task, records, scored):
@@ -420,7 +457,53 @@ def _agg_f1_exact_ci95(task, records, scored):
 
 _AGGREGATORS = {name[len("_agg_"):]: fn for name, fn in globals().items() if name.startswith("_agg_")}
 # Defined even when no item is scored (they read all records).
-_NEEDS_NO_SCORED = {"wer_mean_strict", "refusal_rate", "chrf_pp_strict", "macro_f1_strict", "accuracy_strict", "f1_exact_strict", "majority_baseline"}
+_NEEDS_NO_SCORED = {"wer_mean_strict", "refusal_rate", "chrf_pp_strict", "macro_f1_strict", "accuracy_strict", "f1_exact_strict", "majority_baseline",
+                    "macro_f1_invented_as_classes"}  # fmt: skip
+#: Intervals drawn by the percentile bootstrap (the others are Wilson score intervals of a proportion).
+_BOOTSTRAPPED = {"wer_median_ci95", "wer_mean_ci95", "chrf_pp_ci95", "macro_f1_ci95", "f1_exact_ci95"}
+_CI_MEMO: dict[tuple, tuple[list[dict], object]] = {}
+_CI_MEMO_SIZE = 32
+
+
+def _interval(task: str, metric: str, records: list[dict], scored: list[dict]) -> object:
+    """The ``*_ci95`` aggregation, memoised per (task, metric, the record objects) so that :func:`ci_flags` reads the
+    intervals the run reported without drawing 1,000 resamples again (the memo keeps the records alive, so their
+    ids cannot be reused while they key an entry)."""
+    key = (task, metric, tuple(map(id, records)))
+    if key in _CI_MEMO:
+        return _CI_MEMO[key][1]
+    value = _AGGREGATORS[metric](task, records, scored)
+    if len(_CI_MEMO) >= _CI_MEMO_SIZE:
+        _CI_MEMO.pop(next(iter(_CI_MEMO)))
+    _CI_MEMO[key] = (records, value)
+    return value
+
+
+def ci_flags(task: str, records: list[dict]) -> dict[str, str]:
+    """``{interval metric: why it should be read with care}`` for the task's ``*_ci95`` metrics; ``{}`` if none.
+
+    Flagged: an interval over fewer than :data:`parsa.metrics.MIN_ITEMS_FOR_CI` (30) scored items (its coverage is
+    not the nominal 95 %), and a bootstrap interval of zero width (its 2.5th and 97.5th percentiles are equal, e.g.
+    every scored item has the same WER, or a single scored item): such an interval claims a certainty the data do not
+    give. Intervals not computed (no scored item) are not listed.
+    """
+    scored = [r for r in records if r["status"] == "scored"]
+    flags = {}
+    for metric in metric_names(task):
+        if not metric.endswith("_ci95") or not scored:
+            continue
+        try:
+            value = _interval(task, metric, records, scored)
+        except ValueError:
+            continue
+        notes = []
+        if len(scored) < metrics.MIN_ITEMS_FOR_CI:
+            notes.append(f"{len(scored)} scored items, fewer than {metrics.MIN_ITEMS_FOR_CI}: a rough guide, not a 95% interval")
+        if metric in _BOOTSTRAPPED and isinstance(value, list) and value[0] == value[1]:
+            notes.append(f"degenerate bootstrap: every percentile of the {metrics.BOOTSTRAP_RESAMPLES} resamples is {value[0]:.4g}, zero width claims false certainty")
+        if notes:
+            flags[metric] = "; ".join(notes)
+    return flags
 
 
 # ------------------------------------------------------------------------------------ signature
@@ -435,7 +518,7 @@ def task_signature(task: str) -> str:
         KeyError: unknown task.
     """
     spec = get_task(task)
-    parts = [f"parsa-scoring:{SCORING_VERSION}", f"task:{task}", _RULES[spec.kind], normalizer_signature()]
+    parts = [f"parsa-scoring:{SCORING_VERSION}", f"task:{task}", _RULES[spec.kind], _READING, normalizer_signature()]
     parts += [f"{name}-{metrics.package_version(name)}" for name in ("jiwer", "scikit-learn", "sacrebleu")]
     if spec.kind == "translation":
         parts += [f"{name}:{{{sig}}}" for name, sig in metrics.sacrebleu_signatures().items()]

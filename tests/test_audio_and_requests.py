@@ -146,7 +146,7 @@ def test_process_results_carries_ids_and_handles_empty_and_huge_outputs(su_doc):
     empty = hooks.mcga_process_results(su_doc, [""])
     assert empty["empty_responses"]["empty"] is True and empty["acc_official"] == 0.0
     assert empty["strict_parse_failures"] == {"key": "upload/espeak-f/asr_qu_01.wav", "id": "su_01", "speaker": "espeak-f", "gold": "B", "output": "",
-                                              "strict_letter": None}  # fmt: skip
+                                              "strict_letter": None, "strict_reason": "no_letter"}  # fmt: skip
     # the option's text instead of its letter is read as that option (options come from the doc's question)
     assert hooks.mcga_process_results(su_doc, ["漂泊天涯的游子的思乡愁苦"])["acc_strict"] == 100.0
     huge = hooks.mcga_process_results(su_doc, ["B" + "。" * 100_000])

@@ -77,7 +77,7 @@ def test_cer_rejects_misaligned_or_empty_corpora():
         ("答案：A，因为B选项错误", "A"), ("答案是B", "B"), ("答案A", "A"), ("选项C正确", "C"), ("我选择C", "C"),
         ("The answer is C", "C"), ("I think A is wrong, the answer is D", "D"), ("这是一道选择题，答案是B", "B"),
         ("", None), ("ABCD", None), ("E", None), ("A dog barks", None), ("因为B选项错误", None),
-        ("答案是A。不对，答案是B", None), ("options A and B", None), ("答案：E", None),
+        ("options A and B", None), ("答案：E", None),
         # issue 8 item 3: traditional script, plain phrasings, answer then a mention of another option
         ("我選擇 C", "C"), ("正確選項為 D", "D"), ("我觉得是B", "B"), ("应该是 C", "C"), ("B选项", "B"),
         ("答案是B。选项A的说法与原文不符。", "B"), ("The answer is C. Option A is a common distractor.", "C"),
@@ -94,6 +94,43 @@ def test_cer_rejects_misaligned_or_empty_corpora():
 )
 def test_strict_mcq_letter(output, letter):
     assert metrics.strict_mcq_letter(output) == letter
+
+
+@pytest.mark.parametrize(
+    "output, letter, reason",
+    [
+        # issue 17 item 1: a question is not an answer (simplified, traditional, English, a bare letter with ?)
+        ("答案是B吗？", None, "question"), ("答案是B嗎？", None, "question"), ("是B吗", None, "question"), ("Is it B?", None, "question"),
+        ("B？", None, "question"), ("會不會是C？", None, "question"), ("Could the answer be D?", None, "question"),
+        ("答案是B吗？我认为答案是C。", "C", ""), ("Is it B? No. The answer is C.", "C", ""), ("答案是A。你还有其他问题吗？", "A", ""),
+        # issue 17 item 2: a clear retraction makes the last declaration final
+        ("答案是A。不对，答案是B", "B", ""), ("答案是A。不對，正確答案是B。", "B", ""), ("The answer is A. Wait, actually the answer is B.", "B", ""),
+        ("答案是A或B。最终答案：B", "B", ""), ("I choose A. Correction: I choose C.", "C", ""), ("答案：A\n更正：答案是D", "D", ""),
+        # several answers with no clear final one: ambiguous
+        ("答案是A。答案是B。", None, "ambiguous"), ("The answer is A. The answer is C.", None, "ambiguous"), ("答案是A或B", None, "ambiguous"),
+        ("答案是A。不对，答案是B。答案是A", None, "ambiguous"), ("答案是A。不对，是B", None, "ambiguous"),
+        ("The answer is C. Wait, B might be better.", None, "ambiguous"),
+        # the same letter declared twice is one answer; an answer then prose is the answer
+        ("答案是C。所以答案是C。", "C", ""), ("The answer is D. No other option fits the passage.", "D", ""),
+        ("", None, "no_letter"), ("无法判断", None, "no_letter"),
+    ],
+)
+def test_strict_reading_of_questions_retractions_and_several_answers(output, letter, reason):
+    assert metrics.strict_mcq_reading(output) == metrics.StrictReading(letter, reason)
+
+
+def test_strict_reading_is_linear_in_the_reply_length():
+    import time
+
+    def seconds(n):
+        reply = "答案是A。不对，答案是B？" * n + "选项" * n
+        start = time.perf_counter()
+        metrics.strict_mcq_reading(reply)
+        return time.perf_counter() - start
+
+    seconds(10)
+    small, large = min(seconds(2_000) for _ in range(3)), min(seconds(20_000) for _ in range(3))
+    assert large < 30 * small  # 10x the text: about 10x the time (quadratic would be 100x)
 
 
 SU_QUESTION = "问题：这首小令主要抒发了怎样的情感？\nA. 边塞将士建功立业的豪情\nB. 漂泊天涯的游子的思乡愁苦\nC. 归隐田园的闲适与快乐\nD. 久别重逢的喜悦\n答案："
@@ -168,10 +205,11 @@ def test_cross_modal_consistency_follows_paper_equation_1():
 
 def test_task_signature_names_rules_normaliser_and_versions():
     signature = metrics.task_signature("asr")
-    assert signature.startswith("mcga-scoring:2|cer_official=")
+    assert signature.startswith("mcga-scoring:3|cer_official=")
     assert "opencc-" in signature and "whisper-normalizer-" in signature and "jiwer-" in signature
     assert "strict-norm:fullwidth+" in signature and "ref-as-written+reply-t2s-except-ref-chars" in signature
-    assert "acc_strict=t2s+declaration" in metrics.task_signature("su")
+    assert "acc_strict=t2s+questions-dropped+declaration(last-if-retracted)" in metrics.task_signature("su")
+    assert "non-gb2312-variants(jp2t/tw2t/hk2t)-to-ref-chars" in signature
     assert signature.endswith("unit:percent")
 
 
@@ -291,3 +329,24 @@ def test_memoised_corpus_edits_equal_cold_scores_and_unhashable_outputs_still_sc
         metrics.official_cer_percent([], [])
     with pytest.raises(ValueError, match="2 references but 1 hypotheses"):
         metrics.official_cer_percent(["a", "b"], ["a"])
+
+
+# ------------------------------------------------------------------ issue 17 item 9: variant characters and number forms
+@pytest.mark.parametrize(
+    ("reference", "reply", "strict", "official"),
+    [
+        # OpenCC's variant tables: a Japanese shinjitai / Taiwan variant folds onto the reference character
+        ("德行", "徳行", 0.0, 100 / 3),  # official: 2 of 3 space-joined characters ("德 行" vs "徳 行")
+        ("说话", "説话", 0.0, 0.0),  # t2s already folds 説 (both rules)
+        # a standard simplified character is never folded, though Japanese writes 予 for 豫
+        ("豫章", "予章", 50.0, 100 / 3),
+        # historical variants outside OpenCC's tables count as errors in both rules (documented)
+        ("仙人", "僊人", 50.0, 100 / 3),
+        ("清风", "淸风", 50.0, 100 / 3),
+        # number forms are text: digits for 三百 are three insertions/substitutions in both rules (documented)
+        ("三百篇", "300篇", 100.0, 80.0),
+    ],
+)
+def test_variant_characters_fold_in_cer_strict_only_where_opencc_lists_them(reference, reply, strict, official):
+    assert metrics.strict_cer_percent([reference], [reply]) == pytest.approx(strict)
+    assert metrics.official_cer_percent([reference], [reply]) == pytest.approx(official)

@@ -41,7 +41,6 @@ def _parse(task, response, options=None):
         '{"Emotion": "ANGER"}',
         '{"emotion": "خشم"}',
         '{"emotion": "angry"}',
-        "<think>angry tone, raised pitch</think>{\"emotion\": \"anger\"}",
         '{"reasoning": "The voice is loud and tense, so {fear} is unlikely.", "emotion": "anger"}',
     ],
 )
@@ -181,17 +180,20 @@ def test_persian_script_and_refusal_detectors():
 
 
 def _extract_json_object_by_scanning(response, answer_key=None):
-    """The full path of extract_json_object, every balanced candidate scanned (the former implementation)."""
+    """The full path of extract_json_object: every balanced candidate scanned, a truncated last object closed."""
     from parsa import parsing
 
-    candidates = parsing._object_candidates(parsing.strip_wrappers(response))
-    objects = [obj for obj in (parsing._load_object(c) for c in candidates) if obj is not None]
+    text = parsing.strip_wrappers(response)
+    spans, open_start, closers = parsing._object_spans(text)
+    objects = [obj for obj, _ in (parsing._load_object(text[start:end]) for start, end in spans) if obj is not None]
+    if open_start >= 0 and parsing._closed_object(text[open_start:], closers) is not None:
+        objects.append(parsing._closed_object(text[open_start:], closers))
     if not objects:
         return None
     if answer_key:
-        for obj in objects:
-            if parsing._find_key(obj, answer_key) is not None:
-                return obj
+        keyed = [obj for obj in objects if parsing._find_key(obj, answer_key) is not None]
+        if keyed:
+            return keyed[-1]
     return objects[0]
 
 
@@ -220,3 +222,113 @@ def test_whole_object_shortcut_reads_what_the_full_scan_reads():
         for key in (None, "transcription"):
             assert extract_json_object(response, key) == _extract_json_object_by_scanning(response, key), (response, key)
     assert extract_json_object("{{}: 1}") is None  # a literal with an unhashable key is no object (it raised TypeError)
+
+
+# ------------------------------------------------------------------ issue 17: repaired JSON, several answers, questions
+ASR_DOC = {"id": "a", "options": []}
+
+
+@pytest.mark.parametrize(
+    ("task", "response", "value"),
+    [
+        # unescaped inner quotes, as models quote names inside a transcription or translation
+        ("asr", '{"transcription": "امروز در "ایران" هوا خوب است"}', 'امروز در "ایران" هوا خوب است'),
+        ("s2tt_fa_en", '{"translation": "He said "hello" to me."}', 'He said "hello" to me.'),
+        # the closing brace never came (generation stopped)
+        ("asr", '{"transcription": "امروز هوا خوب است', "امروز هوا خوب است"),
+        ("ner", '{"entities": [{"type": "date", "span": "فردا"}, {"type": "time", "span": "ساعت هفت', [{"type": "date", "span": "فردا"}, {"type": "time", "span": "ساعت هفت"}]),
+        # comments and single quotes with a trailing comma
+        ("mcqa", '{"answer": 2 // the second option\n}', 2),
+        ("emotion", "{'emotion': 'anger',}", "anger"),
+    ],
+)
+def test_near_json_is_repaired_read_and_flagged(task, response, value):
+    parsed = _parse(task, response, ["الف", "ب", "پ", "ت"])
+    assert (parsed.status, parsed.value, parsed.json_repaired, parsed.json_fallback) == ("scored", value, True, False)
+
+
+def test_plain_json_is_not_flagged_as_repaired():
+    assert _parse("asr", '{"transcription": "سلام"}').json_repaired is False
+
+
+def test_a_truncated_answer_longer_than_the_repair_bound_is_still_read_in_linear_time():
+    import time
+
+    from parsa import parsing
+
+    loop = "سلام " * (parsing.REPAIR_MAX_CHARS // 2)  # 50,000 characters: past what json-repair is given
+    start = time.perf_counter()
+    parsed = _parse("asr", '{"transcription": "' + loop)
+    assert (parsed.status, parsed.value, parsed.json_repaired) == ("scored", loop.strip(), True)
+    assert time.perf_counter() - start < 2.0
+
+
+def test_json_naming_the_answer_key_that_cannot_be_read_is_excluded_never_scored_as_text():
+    from parsa import parsing
+
+    for response in ('"translation": "He said hello"', '{"translation": "He said "hi" ' + "and more " * parsing.REPAIR_MAX_CHARS + '"}'):
+        parsed = _parse("s2tt_fa_en", response)  # braces forgotten; broken and past the repair bound
+        assert (parsed.status, parsed.reason) == ("excluded", "invalid_json")
+    # an object without the answer field is not scored as its wrapper either
+    assert _parse("s2tt_fa_en", '{"english": "He said hello"}').reason == "missing_key"
+
+
+def test_hostile_nesting_is_not_handed_to_the_recursive_repairer():
+    from parsa import parsing
+
+    text = "The answer: " + '{"answer": ' + "[" * 1_000 + "1"
+    assert parsing.repair_json_object(text) is None  # nested past REPAIR_MAX_DEPTH: not tried, no RecursionError
+    assert _parse("mcqa", text, ["a", "b", "c", "d"]).status == "excluded"
+
+
+@pytest.mark.parametrize(
+    ("task", "response", "value"),
+    [
+        ("mcqa", '{"answer": 1}\nWait, that is wrong. The passage says otherwise.\n{"answer": 2}', 2),
+        ("mcqa", '{"answer": 1}\nCorrection:\n{"answer": 3}', 3),
+        ("emotion", '{"emotion": "anger"}\nActually, listening again, it is sadness.\n{"emotion": "sadness"}', "sadness"),
+        ("emotion", '{"emotion": "anger"} Final answer: {"emotion": "fear"}', "fear"),
+        ("gender", '{"gender": "male"}\nببخشید، اشتباه کردم:\n{"gender": "female"}', "female"),
+        ("asr", '{"transcription": "سلام دنیا"}\nنه، درستش این است:\n{"transcription": "سلام به دنیا"}', "سلام به دنیا"),
+        ("mcqa", '{"answer": 2}\n{"answer": "2"}', 2),  # the same answer twice is one answer
+    ],
+)
+def test_a_retracted_answer_gives_way_to_the_final_one(task, response, value):
+    parsed = _parse(task, response, ["الف", "ب", "پ", "ت"])
+    assert (parsed.status, parsed.value) == ("scored", value)
+
+
+@pytest.mark.parametrize(
+    ("task", "response"),
+    [
+        ("mcqa", '{"answer": 1}\n{"answer": 2}'),
+        ("mcqa", '{"answer": 1, "answer": 2}'),
+        ("mcqa", '{"answer": [1, 3]}'),
+        ("mcqa", '{"answer": "1 or 2"}'),
+        ("mcqa", '{"answer": "۱ یا ۲"}'),
+        ("mcqa", '{"answer": "1، 2"}'),
+        ("emotion", '{"emotion": "anger or sadness"}'),
+        ("emotion", '{"emotion": ["anger", "fear"]}'),
+        ("emotion", '{"emotion": "anger"}\n{"emotion": "sadness"}'),
+        ("asr", '{"transcription": "سلام دنیا"}\n{"transcription": "سلام به دنیا"}'),
+    ],
+)
+def test_several_answers_without_a_clear_final_one_are_excluded_as_ambiguous(task, response):
+    parsed = _parse(task, response, ["الف", "ب", "پ", "ت"])
+    assert (parsed.status, parsed.reason) == ("excluded", "ambiguous_answer")
+
+
+@pytest.mark.parametrize(("task", "value"), [("emotion", "anger?"), ("emotion", "خشم؟"), ("mcqa", "2?"), ("mcqa", "۲؟"), ("sabk", "رباعی؟")])
+def test_an_answer_written_as_a_question_is_not_an_answer(task, value):
+    parsed = _parse(task, '{"%s": "%s"}' % ("emotion" if task == "emotion" else "answer", value), SABK_OPTIONS if task == "sabk" else ["الف", "ب", "پ", "ت"])
+    assert (parsed.status, parsed.reason) == ("excluded", "question")
+
+
+def test_an_option_whose_text_holds_a_slash_is_still_one_answer():
+    assert _parse("sabk", '{"answer": "غزل/قصیده/قطعه"}', SABK_OPTIONS).value == 1
+
+
+def test_out_of_set_labels_and_options_are_recorded_for_counting():
+    assert _parse("emotion", '{"emotion": "Contempt"}').out_of_set == "contempt"
+    assert _parse("mcqa", '{"answer": 7}', ["a", "b", "c", "d"]).out_of_set == "7"
+    assert _parse("emotion", "contempt").out_of_set is None  # a bare word is no JSON answer: counted as no_json only

@@ -165,7 +165,8 @@ def test_aggregate_rejects_unknown_metrics_and_foreign_records():
 
 def test_signature_states_rules_normaliser_versions_and_unit():
     signature = aggregate("emotion", "signature", [])
-    assert signature.startswith("parsa-scoring:2|task:emotion|label=key|alias;macro_f1=sklearn-macro(labels=gold|pred,zero_division=0)")
+    assert signature.startswith("parsa-scoring:3|task:emotion|label=key|alias;macro_f1=sklearn-macro(labels=gold|pred,zero_division=0)")
+    assert "|read=reasoning-removed,unfinished-excluded;several=last-if-retracted-else-excluded;near-json=json-repair(counted)" in signature
     assert "|norm:parsa-fa-2(" in signature and ";zwnj=join;ezafe-y=drop;affixes=join)" in signature and "|scikit-learn-" in signature and signature.endswith("|bootstrap:1000,seed:0,percentile95|unit:fraction")
 
 
@@ -266,3 +267,48 @@ def test_fa_en_is_not_normalised_so_raw_equals_reported():
     result = _translation_result("s2tt_fa_en", ["Are you going to the library today?"], ["are you going to the library today ?"])
     assert result["bleu"] == result["bleu_raw"] and result["chrf_pp"] == result["chrf_pp_raw"]
     assert result["bleu"] < 100  # case and the space before ? count, as in plain sacrebleu
+
+
+# ------------------------------------------------------------------ issue 17: readings counted; intervals honest
+def test_out_of_set_label_is_excluded_from_the_headline_and_kept_as_a_class_beside_it():
+    docs = [{"id": str(i), "reference": gold} for i, gold in enumerate(["anger", "fear", "sadness"])]
+    responses = ['{"emotion": "anger"}', '{"emotion": "fear"}', '{"emotion": "contempt"}']
+    result = _all("emotion", _records("emotion", docs, responses))
+    # headline (§4.2, no valid label -> excluded): scored anger->anger, fear->fear: macro-F1 1.0
+    assert (result["macro_f1"], result["scored"], result["excluded"], result["out_of_set_labels"]) == (1.0, 2, 1, 1)
+    # invented as a class: labels {anger, fear, sadness, contempt}: F1 1, 1, 0, 0 -> 0.5
+    assert result["macro_f1_invented_as_classes"] == pytest.approx(0.5)
+    # strict: gold [a, f, s], pred [a, f, -] over {a, f, s}: F1 1, 1, 0 -> 2/3
+    assert result["macro_f1_strict"] == pytest.approx(2 / 3)
+
+
+def test_ambiguous_and_repaired_answers_are_counted():
+    docs = [{"id": str(i), "reference": "1", "options": ["a", "b", "c", "d"]} for i in range(4)]
+    responses = ['{"answer": 1}\n{"answer": 2}', '{"answer": 1}\nWait, no.\n{"answer": 1, }', '{"answer": 1', '{"answer": "1 or 3"}']
+    result = _all("mcqa", _records("mcqa", docs, responses))
+    assert (result["scored"], result["excluded"], result["ambiguous_answers"], result["repaired_json"]) == (2, 2, 2, 2)
+    assert result["accuracy"] == 1.0
+
+
+def test_unfinished_reasoning_is_excluded_with_its_own_reason():
+    record = score_response("asr", {"id": "a", "reference": "سلام"}, '{"transcription": "سلام"}', unfinished_reasoning=True)
+    assert (record["status"], record["reason"], record["wer"]) == ("excluded", "unfinished_reasoning", None)
+
+
+@pytest.mark.parametrize(("correct", "n", "interval"), [(4, 4, [0.5101091635454027, 1.0]), (0, 4, [0.0, 0.4898908364545973]), (1, 1, [0.20654931437723745, 1.0])])
+def test_accuracy_interval_is_wilson_with_width_at_0_of_n_and_n_of_n(correct, n, interval):
+    # Wilson (1927) 95 %: centre (k + z²/2) / (n + z²), half-width z/(n + z²) * sqrt(k(n-k)/n + z²/4), z = 1.95996
+    docs = [{"id": str(i), "reference": "1", "options": ["a", "b", "c", "d"]} for i in range(n)]
+    responses = ['{"answer": 1}'] * correct + ['{"answer": 2}'] * (n - correct)
+    result = _all("mcqa", _records("mcqa", docs, responses))
+    assert result["accuracy_ci95"] == [pytest.approx(interval[0]), pytest.approx(interval[1])]
+    assert result["ci_flags"] == {"accuracy_ci95": f"{n} scored items, fewer than 30: a rough guide, not a 95% interval"}
+
+
+def test_degenerate_bootstrap_and_small_samples_are_flagged_and_large_ones_are_not():
+    one = _all("asr", _records("asr", [{"id": "a", "reference": "سلام دنیا"}], ['{"transcription": "سلام دنیا"}']))
+    assert one["wer_median_ci95"] == [0.0, 0.0]
+    assert one["ci_flags"]["wer_median_ci95"].startswith("1 scored items, fewer than 30") and "degenerate bootstrap" in one["ci_flags"]["wer_median_ci95"]
+    docs = [{"id": str(i), "reference": "1", "options": ["a", "b", "c", "d"]} for i in range(40)]
+    many = _all("mcqa", _records("mcqa", docs, ['{"answer": 1}'] * 30 + ['{"answer": 2}'] * 10))
+    assert many["ci_flags"] == {} and many["accuracy_ci95"][0] < 0.75 < many["accuracy_ci95"][1]

@@ -16,6 +16,7 @@ from lmms_eval_tasks.reasoning import split_reasoning
         # other spellings
         ("<thinking>draft: B</thinking>A", "A", False),
         ("<reasoning>B?</reasoning>\nA", "A", False),
+        ("<analysis>draft</analysis>A", "A", False),  # in lmms-eval's default --reasoning_tags
         ("◁think▷用户问的是体裁…可能是词◁/think▷诗", "诗", False),
         ("[THINK]B or C[/THINK]C", "C", False),
         ("<seed:think>hmm</seed:think>answer", "answer", False),
@@ -54,3 +55,20 @@ def test_split_is_linear_in_length():
     # 200,000 unclosed tags and one long draft: one regex pass, no backtracking blow-up
     split = split_reasoning("<think>" * 200_000 + "x" * 1_000_000)
     assert split.unfinished and split.answer == ""
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<think>draft B</think>A", "draft B</think>\n\nA", "<think>a</think>X<think>b", "<think>cut off", "◁think▷草稿◁/think▷诗",
+        "<analysis>x</analysis>{\"answer\": 2}", "plain answer", "<think>one</think><think>two</think>final",
+    ],
+)
+def test_split_after_lmms_evals_own_stripping_reads_what_it_reads_on_the_raw_text(text):
+    # lmms-eval 0.7's CLI strips its default --reasoning_tags (lmms_eval/__main__.py) before the hooks see a
+    # response: ours must then read what it reads on the raw text
+    from lmms_eval.api.reasoning import parse_reasoning_tags_config, strip_reasoning_tags
+
+    defaults = parse_reasoning_tags_config(cli_value='[["<think>", "</think>"], ["<analysis>", "</analysis>"]]')
+    once, twice = split_reasoning(text), split_reasoning(strip_reasoning_tags(text, defaults))
+    assert (twice.answer, twice.unfinished) == (once.answer, once.unfinished)

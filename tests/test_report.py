@@ -110,6 +110,10 @@ def test_table_values_are_the_results_json_values(runs):
     assert (float(parsa["vazn_ci_low"]), float(parsa["vazn_ci_high"])) == tuple(a["parsa_vazn"]["accuracy_ci95,none"])
     assert float(parsa["intent"]) == a["parsa_intent"]["macro_f1,none"] and parsa["intent_n"] == "4"
     assert "X" in parsa["intent_marks"].split()  # 1 of 5 excluded = 20% > 5%
+    # issue 17: 5 scored items behind the Wilson interval: flagged (C); the out-of-set answers show in the health table
+    assert "C" in parsa["vazn_marks"].split() and a["parsa_vazn"]["ci_flags,none"] == {"accuracy_ci95": "5 scored items, fewer than 30: a rough guide, not a 95% interval"}
+    health = {r["detail"]: r for r in table(report, "health") if r["label"] == "A"}
+    assert (health["parsa_intent"]["reading"], health["parsa_vazn"]["reading"], health["parsa_gender"]["reading"]) == ("out-of-set 1", "out-of-set 1", "–")
     assert parsa["register"] == "–"  # not run: a dash, never a number
     [detail] = [r for r in table(report, "parsa_detail") if r["label"] == "A" and "Metre" in r["detail"]]
     b_vazn = a["parsa_vazn"]["majority_baseline,none"]

@@ -209,6 +209,24 @@ def test_mostly_failed_or_empty_task_is_a_failed_run():
     assert responses.agg_failed_generations(records(["a", REQUEST_FAILED, "", "b"], list("abcd"))) == 1  # 50 % is not more than half
 
 
+def test_unclosed_think_block_counts_as_unfinished_reasoning_and_leaves_no_answer(warnings):
+    # Qwen3-style draft cut at the token limit, a Kimi draft closed, a pre-filled </think>, a plain answer
+    cut = '<think>\nThe speaker sounds angry, so {"emotion": "anger"} but'
+    items = records([cut, "◁think▷草稿◁/think▷诗", "draft</think>\n\nB", "A"], list("abcd"))
+    # the whole cut-off draft, the Kimi block with its tags, the pre-filled draft with its closing tag, nothing
+    expected = [(True, False, len(cut)), (False, False, len("◁think▷草稿◁/think▷")), (False, False, len("draft</think>")), (False, False, 0)]
+    assert [(r["unfinished_reasoning"], r["empty"], r["reasoning_chars"]) for r in items] == expected
+    checked = responses.check_response("<think>it is B", task="t", doc_id="x", clip=None, gold="B")
+    assert (checked.answer, checked.record["unfinished_reasoning"], checked.record["answer_key"]) == ("", True, None)
+    assert responses.agg_unfinished_reasoning(items) == 1
+    assert "t: 1 of 4 responses (25.0%) stopped inside their reasoning with no final answer (token limit?); first (document 0, 61 reasoning characters)" in "\n".join(warnings)
+
+
+def test_mostly_unfinished_reasoning_is_a_failed_run_that_says_to_raise_the_limit():
+    with pytest.raises(responses.FailedRunError, match=r"^t: failed run: 2 of 3 responses \(66.7%\) are failed generations \(0\) or empty \(0\), unfinished reasoning \(2\).*raise the generation limit"):
+        responses.agg_unfinished_reasoning(records(["<think>a", "<thinking>b", "C"], list("abc")))
+
+
 # ------------------------------------------------------------------------------------------- the hooks
 def mcga_docs(task, mode="audio"):
     return list(getattr(mcga_hooks, f"mcga_{task}{'_text' if mode == 'text' else ''}_docs")(None))

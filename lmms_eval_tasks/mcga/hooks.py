@@ -16,6 +16,7 @@ from functools import partial
 
 from lmms_eval_tasks import judge, responses
 from lmms_eval_tasks.audio import DEFAULT_MAX_SECONDS, audio_for_model
+from lmms_eval_tasks.data_identity import DocsLoader
 from mcga import data, judging, metrics, prompts
 
 TASK_FIELD, MODE_FIELD = "mcga_task", "mcga_mode"
@@ -43,15 +44,17 @@ def _load_docs(task: str, mode: str, dataset):
         raise data.MCGADataError(f"{data.task_file(data.data_dir_from_env(), task)}: a field has mixed value types across rows ({error})") from None
 
 
-mcga_asr_docs = partial(_load_docs, "asr", "audio")
-mcga_s2tt_docs = partial(_load_docs, "s2tt", "audio")
-mcga_sec_docs = partial(_load_docs, "sec", "audio")
-mcga_sqa_docs = partial(_load_docs, "sqa", "audio")
-mcga_su_docs = partial(_load_docs, "su", "audio")
-mcga_sr_docs = partial(_load_docs, "sr", "audio")
-mcga_sqa_text_docs = partial(_load_docs, "sqa", "text")
-mcga_su_text_docs = partial(_load_docs, "su", "text")
-mcga_sr_text_docs = partial(_load_docs, "sr", "text")
+# process_docs of every task: the loader, named with the digest of what it loaded (lmms_eval_tasks.data_identity), so
+# lmms-eval's --use_cache never serves one data folder's answers to another's documents.
+mcga_asr_docs = DocsLoader("mcga_asr_docs", partial(_load_docs, "asr", "audio"))
+mcga_s2tt_docs = DocsLoader("mcga_s2tt_docs", partial(_load_docs, "s2tt", "audio"))
+mcga_sec_docs = DocsLoader("mcga_sec_docs", partial(_load_docs, "sec", "audio"))
+mcga_sqa_docs = DocsLoader("mcga_sqa_docs", partial(_load_docs, "sqa", "audio"))
+mcga_su_docs = DocsLoader("mcga_su_docs", partial(_load_docs, "su", "audio"))
+mcga_sr_docs = DocsLoader("mcga_sr_docs", partial(_load_docs, "sr", "audio"))
+mcga_sqa_text_docs = DocsLoader("mcga_sqa_text_docs", partial(_load_docs, "sqa", "text"))
+mcga_su_text_docs = DocsLoader("mcga_su_text_docs", partial(_load_docs, "su", "text"))
+mcga_sr_text_docs = DocsLoader("mcga_sr_text_docs", partial(_load_docs, "sr", "text"))
 
 
 def _user_text(doc: dict) -> str:
@@ -142,12 +145,14 @@ def mcga_process_results(doc: dict, results: list[str]) -> dict:
         return {**shared, **dict.fromkeys(SEC_METRICS, item)}
     if task == "sqa":
         return {**shared, "f1_official": 100.0 * metrics.official_sqa_f1(gold, output)}
-    letter = metrics.strict_mcq_letter(output, options=metrics.parse_mcq_options(doc[task]))
+    reading = metrics.strict_mcq_reading(output, options=metrics.parse_mcq_options(doc[task]))
+    strict_item = {**identity, "gold": gold, "output": output, "strict_letter": reading.letter, "strict_reason": reading.reason}
     return {
         **shared,
         "acc_official": 100.0 * metrics.official_mcq_correct(gold, output),
-        "acc_strict": 100.0 * (letter == gold.strip().upper()),
-        "strict_parse_failures": {**identity, "gold": gold, "output": output, "strict_letter": letter},
+        "acc_strict": 100.0 * (reading.letter == gold.strip().upper()),
+        "strict_parse_failures": strict_item,
+        "ambiguous_answers": strict_item,
     }
 
 
@@ -210,8 +215,16 @@ def mcga_agg_count(items: list) -> int:
 
 
 def mcga_agg_strict_parse_failures(items: list[dict]) -> int:
-    """Number of outputs from which :func:`mcga.metrics.strict_mcq_letter` read no option letter."""
+    """Number of outputs from which :func:`mcga.metrics.strict_mcq_reading` read no option letter (ambiguous
+    answers and questions included; each is scored wrong in ``acc_strict``)."""
     return sum(i["strict_letter"] is None for i in items)
+
+
+def mcga_agg_ambiguous_answers(items: list[dict]) -> int:
+    """Number of outputs that declare several different letters with no clear retraction making the last one final
+    (:func:`mcga.metrics.strict_mcq_reading`, reason ``ambiguous``): scored wrong in ``acc_strict``, part of
+    ``strict_parse_failures``."""
+    return sum(i.get("strict_reason") == "ambiguous" for i in items)
 
 
 def mcga_agg_signature(items: list[str]) -> str:

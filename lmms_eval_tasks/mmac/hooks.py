@@ -19,6 +19,7 @@ from loguru import logger
 
 from lmms_eval_tasks import judge
 from lmms_eval_tasks.audio import audio_for_model
+from lmms_eval_tasks.data_identity import DocsLoader
 from lmms_eval_tasks import responses
 from mmac import data, judging, metrics, schema
 
@@ -34,12 +35,13 @@ def _load_docs(category: str, dataset):
     return Dataset.from_list(data.load_category(category))
 
 
-mmac_content_docs = partial(_load_docs, "content")
-mmac_background_docs = partial(_load_docs, "background")
-mmac_persona_docs = partial(_load_docs, "persona")
-mmac_paralinguistic_docs = partial(_load_docs, "paralinguistic")
-mmac_dynamic_docs = partial(_load_docs, "dynamic")
-mmac_implication_docs = partial(_load_docs, "implication")
+# process_docs of every task, named with the digest of what it loaded (lmms_eval_tasks.data_identity: --use_cache)
+mmac_content_docs = DocsLoader("mmac_content_docs", partial(_load_docs, "content"))
+mmac_background_docs = DocsLoader("mmac_background_docs", partial(_load_docs, "background"))
+mmac_persona_docs = DocsLoader("mmac_persona_docs", partial(_load_docs, "persona"))
+mmac_paralinguistic_docs = DocsLoader("mmac_paralinguistic_docs", partial(_load_docs, "paralinguistic"))
+mmac_dynamic_docs = DocsLoader("mmac_dynamic_docs", partial(_load_docs, "dynamic"))
+mmac_implication_docs = DocsLoader("mmac_implication_docs", partial(_load_docs, "implication"))
 
 
 def _max_seconds(kwargs: dict | None) -> float | None:

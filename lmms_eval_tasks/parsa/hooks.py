@@ -30,6 +30,7 @@ from functools import partial
 
 from lmms_eval_tasks import responses
 from lmms_eval_tasks.audio import audio_for_model
+from lmms_eval_tasks.data_identity import DocsLoader
 from parsa import data, prompts, scoring
 from parsa.tasks import TASKS
 
@@ -60,9 +61,11 @@ def _load_docs(task: str, setting: str, dataset):
 
 
 # One process_docs function per (task, setting), named after the lmms-eval task: parsa_vazn_docs, parsa_vazn_text_docs, ...
+# each names the digest of what it loaded (lmms_eval_tasks.data_identity: --use_cache keys on it).
 for _task, _spec in TASKS.items():
     for _setting in _spec.settings:
-        globals()[f"{lmms_task_name(_task, _setting)}_docs"] = partial(_load_docs, _task, _setting)
+        _name = f"{lmms_task_name(_task, _setting)}_docs"
+        globals()[_name] = DocsLoader(_name, partial(_load_docs, _task, _setting))
 
 
 def _canonical(doc: dict) -> dict:
@@ -126,7 +129,8 @@ def parsa_process_results(doc: dict, results: list[str]) -> dict:
     the data source. Aggregations run on rank 0 over the records of all ranks."""
     task = doc[TASK_FIELD]
     checked = _checked_response(doc, results[0] if results else "")
-    record = scoring.score_response(task, _canonical(doc), checked.answer)  # a failed generation is scored as ""
+    # a failed generation is scored as ""; reasoning is removed, and one that never closed is excluded (no answer)
+    record = scoring.score_response(task, _canonical(doc), checked.answer, unfinished_reasoning=checked.record["unfinished_reasoning"])
     if checked.record["failure"]:
         record["reason"] = "generation_failed"
     return {**checked.metrics(), **{metric: record for metric in scoring.metric_names(task)}, "data_source": doc[SOURCE_FIELD]}
