@@ -367,17 +367,40 @@ def task_files(root: Path, task: str, mapping: dict) -> tuple[str, list[Path]]:
     )
 
 
-def _read_rows(kind: str, files: list[Path]) -> list[tuple[str, dict]]:
-    """``[(where, row), ...]`` with ``where`` = ``"file row N"`` (N 1-based, header not counted)."""
+def _not_utf8_error(path: Path, columns: dict) -> PARSADataError:
+    """The data error for a CSV file that is not UTF-8, naming the first row, column and field holding a byte that is
+    not (the file read again with each bad byte kept as U+DC80-U+DCFF, only to find it)."""
+    import csv
+    import io
+
+    fields = {name: field for field, spec in columns.items() for name in (spec if isinstance(spec, list) else [spec]) if name}
+    text = path.read_bytes().decode("utf-8-sig", errors="surrogateescape")
+    for number, row in enumerate(csv.DictReader(io.StringIO(text, newline="")), start=1):
+        for column, value in row.items():
+            bad = _NOT_UTF8.search(value) if isinstance(value, str) and isinstance(column, str) else None
+            if bad:
+                ident = row.get(columns.get("id") or "") or ""
+                field = f" (field {fields[column]!r})" if column in fields else ""
+                return PARSADataError(
+                    f"{path} row {number} (id {_NOT_UTF8.sub('?', ident)!r}): column {column!r}{field} holds a byte that is not UTF-8 "
+                    f"(0x{ord(bad.group()) - 0xDC00:02x} at character {bad.start()}): the file is not UTF-8 (Windows-1256, Latin-1 or another "
+                    "legacy encoding?); re-save it as UTF-8"
+                )
+    return PARSADataError(f"{path}: not a UTF-8 file (a byte that is not UTF-8 outside any cell, e.g. in the header); re-save it as UTF-8")
+
+
+def _read_rows(kind: str, files: list[Path], columns: dict) -> list[tuple[str, dict]]:
+    """``[(where, row), ...]`` with ``where`` = ``"file row N"`` (N 1-based, header not counted); ``columns`` (the
+    column map's ``columns``) names the field in a data error."""
     rows = []
     if kind == "csv":
         import pandas
 
         [path] = files
-        try:
-            # utf-8-sig: a byte-order mark would otherwise rename the first column; bytes that are not UTF-8 are kept as
-            # U+DC80-U+DCFF so that the row check names the row and column holding them (_Row.check_cells)
-            frame = pandas.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig", encoding_errors="surrogateescape")
+        try:  # utf-8-sig: a byte-order mark would otherwise rename the first column
+            frame = pandas.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+        except UnicodeDecodeError:
+            raise _not_utf8_error(path, columns) from None
         except Exception as error:  # pandas raises several parser error types
             raise PARSADataError(f"{path}: not a readable UTF-8 CSV file ({error})") from None
         rows += [(f"{path} row {i}", row) for i, row in enumerate(frame.to_dict(orient="records"), start=1)]
@@ -401,7 +424,7 @@ def _text(value) -> str:
     return "" if _is_missing(value) else str(value).strip()
 
 
-#: A byte that is not UTF-8, as read with ``encoding_errors="surrogateescape"`` (each such byte becomes U+DC80-U+DCFF).
+#: A byte that is not UTF-8, as read with ``errors="surrogateescape"`` (each such byte becomes U+DC80-U+DCFF).
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")
 #: Fields whose cell may hold a list or an object (parquet): options, NER entities, the HF ``Audio`` struct.
 _STRUCTURED_FIELDS = {"options": (list,), "reference": (list,), "audio": (dict,)}
@@ -417,11 +440,11 @@ class _Row:
         self.audio_warning: str | None = None
 
     def check_cells(self) -> None:
-        """Refuse a mapped cell whose type scoring would misread, or that holds bytes that are not UTF-8.
+        """Refuse a mapped cell whose type scoring would misread.
 
         A cell must be text or a number (a list for ``options``/``reference``, an object for ``audio``, as parquet holds
         them); never ``true``/``false`` (``True`` would be read as the text "True", e.g. a code_switch label), never
-        ±inf; its text must have been UTF-8 in the file.
+        ±inf. (Text that was not UTF-8 in a CSV file is refused when the file is read, :func:`_not_utf8_error`.)
 
         Raises:
             PARSADataError: naming the row, the column and the field.
@@ -436,13 +459,6 @@ class _Row:
                     raise self.error(f"column {name!r} (field {field!r}) holds {_type_name(value)}, not text or a number", field)
                 if isinstance(value, float) and math.isinf(value):
                     raise self.error(f"column {name!r} (field {field!r}) holds {value!r}, not text or a finite number", field)
-                bad = _NOT_UTF8.search(value) if isinstance(value, str) else None
-                if bad:
-                    raise self.error(
-                        f"column {name!r} (field {field!r}) holds a byte that is not UTF-8 (0x{ord(bad.group()) - 0xDC00:02x} at character "
-                        f"{bad.start()}): the file is not UTF-8 (Latin-1 or another legacy encoding?); re-save it as UTF-8",
-                        field,
-                    )
 
     def error(self, message: str, field: str | None = None) -> PARSADataError:
         hint = ""
@@ -770,7 +786,7 @@ def load_task_docs(
     root = data_root(data_dir)
     kind, files = task_files(root, task, mapping)
     docs, seen, found = [], {}, []
-    for number, (where, raw_row) in enumerate(_read_rows(kind, files), start=1):
+    for number, (where, raw_row) in enumerate(_read_rows(kind, files, mapping["columns"]), start=1):
         row = _Row(task, where, raw_row, mapping["columns"])
         base = Path(where.rsplit(" row ", 1)[0]).parent
         doc = _document(row, spec, mapping, root, base, setting, number)
