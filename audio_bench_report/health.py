@@ -39,7 +39,7 @@ def _scored_tasks(run: Run) -> list[str]:
 def build(runs: list[Run], context: Context) -> Section:
     columns = [Column("docs", "docs scored", digits=0), Column("of", "docs in data", digits=0), Column("full", "full test set", digits=0),
                Column("judge_failed", "judge failed", digits=0), Column("excluded", "excluded", digits=0), Column("refused", "refused", digits=0),
-               Column("empty_failed", "empty/failed/echo", digits=0), Column("marks", "marks"), Column("why", "why")]  # fmt: skip
+               Column("empty_failed", "empty/failed/echo/unscorable", digits=0), Column("marks", "marks"), Column("why", "why")]  # fmt: skip
     table = Table("health", "Run health per task: documents, judge failures, exclusions, empty or failed outputs", columns, latex=False)
     for run in runs:
         for task in _scored_tasks(run):
@@ -52,7 +52,9 @@ def build(runs: list[Run], context: Context) -> Section:
                    "empty_failed": Cell(value=count["empty/failed"]), "marks": Cell(text=" ".join(state.marks()) or "–"),
                    "why": Cell(text="; ".join(e.split(": ", 1)[-1] for e in state.explanations()) or "–")}  # fmt: skip
             table.rows.append(Row(run.label, "run", row, task))
-    table.notes = ["'full test set' from the benchmark's published.json ('?' where the paper does not state it). Every mark on a cell of the tables above comes from this row of its task."]
+    table.notes = ["'full test set' from the benchmark's published.json ('?' where the paper does not state it). Every mark on a cell of the tables above comes from this row of its task.",
+                   "'empty/failed/echo/unscorable' sums the task's counts of empty, failed, echoed, placeholder, identical and invalid-text outputs, answers whose "
+                   "scoring raised (scoring_errors; PARSA counts these in 'excluded' too) and answers over 10,000 characters (long_answers)."]  # fmt: skip
     section = Section("health", "Run health (all benchmarks)", [table])
     section.plots.append(Plot("judge_failures_and_exclusions", "Judge failures, excluded, refused and empty/failed outputs per task and run (bar end: 'of n' documents).", _plot(runs)))
     return section

@@ -20,9 +20,12 @@ from pathlib import Path
 
 #: Metric-name suffixes lmms-eval adds beside every metric (standard errors, stability statistics).
 _COMPANION_SUFFIXES = ("_stderr", "_stderr_clt", "_stderr_clustered", "_expected_accuracy", "_consensus_accuracy", "_internal_variance", "_consistency_rate")
-#: Counts of outputs that were not real answers: empty, failed, placeholders, echoes, degenerate repeats.
+#: Counts of outputs that were not real answers: empty, failed, placeholders, echoes, degenerate repeats, answers whose
+#: scoring raised (excluded; in PARSA also inside ``excluded``), runaway answers over 10,000 characters.
 #: Any numeric metric whose name matches is read as such a count (names differ per benchmark and version).
-PROBLEM_COUNT = re.compile(r"(^|_)(empty|failed_generations|generation_failed|failed_outputs|echo|echoed|placeholder|identical|degenerate|invalid_text)", re.IGNORECASE)
+PROBLEM_COUNT = re.compile(
+    r"(^|_)(empty|failed_generations|generation_failed|failed_outputs|echo|echoed|placeholder|identical|degenerate|invalid_text|scoring_errors|long_answers)", re.IGNORECASE
+)
 #: Metrics that are shares (0-1) of degenerate outputs rather than counts.
 PROBLEM_SHARE = ("repetition_rate",)
 

@@ -127,9 +127,12 @@ def _object_candidates(text: str) -> list[str]:
 
 
 def _opens_single_quoted(text: str, index: int) -> bool:
-    """A ``'`` opens a string only right after ``{ [ , :`` (so ``I'm`` inside a double-quoted value is harmless)."""
-    before = text[:index].rstrip()
-    return bool(before) and before[-1] in "{[,:"
+    """A ``'`` opens a string only right after ``{ [ , :`` (so ``I'm`` inside a double-quoted value is harmless).
+    Looks back over whitespace only (copying the text before every quote was quadratic in the answer's length)."""
+    index -= 1
+    while index >= 0 and text[index].isspace():
+        index -= 1
+    return index >= 0 and text[index] in "{[,:"
 
 
 def _load_object(candidate: str) -> dict | None:
@@ -150,8 +153,24 @@ def _load_object(candidate: str) -> dict | None:
 
 def strip_wrappers(response: str | None) -> str:
     """The response without ``<think>`` blocks and Markdown code-fence markers, stripped."""
-    text = _THINK.sub("", response or "")
+    text = response or ""
+    last = text.lower().rfind("</think>")  # ASCII tags: lower() keeps their positions in the ASCII part
+    if last >= 0:  # an opening tag after the last closing one can never match: _THINK would scan to the end from each
+        cut = _ascii_position(text, last + len("</think>"))
+        text = _THINK.sub("", text[:cut]) + text[cut:]
     return _FENCE.sub("", text).replace("```", "").strip()
+
+
+def _ascii_position(text: str, lowered_index: int) -> int:
+    """The index in ``text`` of position ``lowered_index`` of ``text.lower()`` (they differ only after a character
+    whose lower case is longer, such as ``İ``)."""
+    if len(text.lower()) == len(text):
+        return lowered_index
+    position = consumed = 0
+    while consumed < lowered_index:
+        consumed += len(text[position].lower())
+        position += 1
+    return position
 
 
 def extract_json_object(response: str | None, answer_key: str | None = None) -> dict | None:
@@ -247,6 +266,7 @@ def match_label(task: str, value: object) -> str | None:
 # ------------------------------------------------------------------------------------------- options
 # Run on normalize_orthography(text): the ezafe of گزینهٔ / گزینه‌ی / گزینه ی is already gone, ZWNJs removed.
 _NUMBER_ANSWER = re.compile(r"^\W*(?:option|choice|answer|گزینه(?:\s*ی)?)?\s*(?:شماره|number|no\.?)?\s*[:#]?\s*(\d+)\s*(?:[.)\-:،]|$)(.*)$", re.IGNORECASE | re.DOTALL)
+_WHITESPACE_RUN = re.compile(r"\s{2,}")
 _PARENTHESIS = re.compile(r"^(.*?)\((.*?)\)\s*$")
 _PART_SEPARATORS = re.compile(r"[/،,|]")
 
@@ -284,8 +304,11 @@ def match_option(task: str, value: object, options: list[str]) -> tuple[int | No
     if isinstance(value, int):
         return (value, "") if 1 <= value <= n else (None, "invalid_option")
     text = normalize_orthography(str(value)).strip()
+    # each whitespace run kept as its first character: _NUMBER_ANSWER reads \s* only, and its adjacent \W* and \s*
+    # backtracked over a long run (an answer of "!", 1,000 spaces, "!" did not finish in two minutes)
+    text = _WHITESPACE_RUN.sub(lambda run: run.group()[0], text)
     number = _NUMBER_ANSWER.match(text)
-    if number and 1 <= int(number.group(1)) <= n:
+    if number and len(number.group(1).lstrip("0")) <= 6 and 1 <= int(number.group(1)) <= n:  # a 5,000-digit "number" is no option
         return int(number.group(1)), ""
     answer = _map_words(task, text).replace(" ", "")
     if not answer:

@@ -321,3 +321,41 @@ def test_a_byte_order_mark_does_not_hide_the_category_of_a_flat_mmac_csv(tmp_pat
     columns.write_text(json.dumps({"files": ["*.csv"], "columns": {"targets": None, "dimension": "dimension", "label": "label"}}), encoding="utf-8")
     code, _, err = mmac_check(folder, capsys, "--columns", str(columns))
     assert code == 1 and "meta.csv:3 (id 'p2') field category: persona, but dimension pitch belongs to paralinguistic" in err
+
+
+# ------------------------------------------------------------------------------------------------ through the CLI
+def _cli_fails(cli, env, cwd, tasks) -> str:
+    """Run the real CLI on ``tasks`` (the data is refused at load time, before any inference); return its log."""
+    import subprocess
+
+    command = [cli, "--tasks", tasks, "--model", "replay", "--model_args", f"predictions={cwd / 'none.jsonl'}", "--verbosity", "DEBUG"]
+    (cwd / "none.jsonl").write_text("", encoding="utf-8")
+    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=600, check=False)
+    assert result.returncode != 0, (result.stdout + result.stderr)[-3000:]
+    return result.stdout + result.stderr
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize("case", ["nan_44k_mcga", "nul_path_parsa", "latin1_mmac", "nested_line_mcga"])
+def test_cli_refuses_bad_data_before_inference_naming_file_row_and_field(lmms_eval_cli, offline_env, tmp_path, case):
+    env = {k: v for k, v in offline_env.items() if not k.startswith(("PARSA_", "MMAC_"))}
+    if case == "nan_44k_mcga":  # the clip that used to end the run mid-inference ("audio buffer is not finite everywhere")
+        folder = mcga_folder(tmp_path, [asr_line(), asr_line("upload/b.wav", id="poem-2")], {"upload/a.wav": tone(rate=44100), "upload/b.wav": with_bad_samples(44100, np.nan)}, 44100)
+        log = _cli_fails(lmms_eval_cli, {**env, "MCGA_DATA_DIR": str(folder)}, tmp_path, "mcga_asr")
+        assert "MCGA_asr_test.jsonl:2 (id 'poem-2', audio 'upload/b.wav'): field 'audio':" in log and "holds 3 non-finite samples (NaN or ±inf) of 44100" in log
+    elif case == "nul_path_parsa":
+        root = parsa_copy(tmp_path, "Code-Switching")
+        rewrite_csv(root / "Code-Switching" / "Code-Switching.csv", lambda rows: rows[1].update(audio="cs_02\x00.wav"))
+        log = _cli_fails(lmms_eval_cli, {**env, "PARSA_DATA_DIR": str(root)}, tmp_path, "parsa_code_switch")
+        assert "Code-Switching.csv row 2 (id 'cs_02'): the audio path holds the control character U+0000 at position 5" in log
+    elif case == "latin1_mmac":
+        folder = mmac_folder(tmp_path, [])
+        text = json.dumps(mmac_row(id="ok-1")) + "\n" + json.dumps(mmac_row(category="paralinguistic", source="Chloé's recording"), ensure_ascii=False) + "\n"
+        (folder / "mmac.jsonl").write_bytes(text.encode("latin-1"))
+        log = _cli_fails(lmms_eval_cli, {**env, "MMAC_DATA_DIR": str(folder)}, tmp_path, "mmac_paralinguistic")
+        assert "mmac.jsonl:2 field source: holds a byte that is not UTF-8 (0xe9)" in log
+    else:
+        folder = mcga_folder(tmp_path, [asr_line(), NESTED])
+        log = _cli_fails(lmms_eval_cli, {**env, "MCGA_DATA_DIR": str(folder)}, tmp_path, "mcga_asr")
+        assert "MCGA_asr_test.jsonl:2: not a usable JSON row: nested deeper than Python's JSON reader allows (100001 characters)" in log
+    assert "RecursionError" not in log and "UnicodeDecodeError" not in log and "embedded null byte" not in log
