@@ -23,6 +23,7 @@ import hashlib
 import io
 import logging
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -209,6 +210,30 @@ def path_text_problem(value: object) -> str | None:
     bad = next((ch for ch in value if ord(ch) < 32 or ord(ch) == 127), None)
     if bad is not None:
         return f"holds the control character U+{ord(bad):04X} at position {value.index(bad)} ({value[:60]!r}); a path cannot hold it"
+    return None
+
+
+#: A byte that is not UTF-8 in text read with ``errors="surrogateescape"`` (each such byte becomes U+DC80-U+DCFF).
+NOT_UTF8 = re.compile("[\udc80-\udcff]")
+
+
+def first_not_utf8(value: object) -> re.Match | None:
+    """The first byte that was not UTF-8 in a data file's cell (a string read with ``errors="surrogateescape"``, or the
+    strings inside a list/object cell, looked at without recursion): its match (``.group()`` is U+DC80-U+DCFF, the
+    byte being ``ord(...) - 0xDC00``; ``.start()`` its position in its string), or ``None``. Shared by the data
+    loaders of the three benchmarks, which name the file, row and field."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            match = NOT_UTF8.search(item)
+            if match:
+                return match
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+            stack.extend(item)
+        elif isinstance(item, list):
+            stack.extend(item)
     return None
 
 

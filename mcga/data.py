@@ -74,10 +74,6 @@ def task_file(data_dir: Path, task: str, split: str = "test") -> Path:
     return Path(data_dir) / f"MCGA_{task}_{split}.jsonl"
 
 
-#: A byte that is not UTF-8, as read with ``errors="surrogateescape"`` (each such byte becomes U+DC80-U+DCFF).
-_NOT_UTF8 = re.compile("[\udc80-\udcff]")
-
-
 def read_jsonl(path: Path) -> list[tuple[int, dict]]:
     """Read a jsonl file into ``[(line_number, row), ...]``, skipping blank lines.
 
@@ -120,15 +116,17 @@ def field_problem(row: dict) -> tuple[str, str] | None:
     ``Infinity``, which Python's JSON reader accepts); ``id`` a string or an integer. Every string in the row, nested
     ones included, must have been valid UTF-8 in the file (:func:`read_jsonl` keeps bad bytes as U+DC80-U+DCFF).
     """
+    from lmms_eval_tasks.audio import first_not_utf8  # the loaders' shared cell checks; importing it does not import lmms-eval
+
     for field, value in row.items():
         if field == "id":
             if isinstance(value, bool) or not isinstance(value, (str, int)):
                 return field, f"must be a string or an integer, got {_type_name(value)}"
         elif field in TEXT_FIELDS and value is not None and not isinstance(value, str):
             return field, f"must be a string, got {_type_name(value)}"
-        bad = _first_not_utf8(value)
+        bad = first_not_utf8(value)
         if bad is not None:
-            return field, f"holds a byte that is not UTF-8 (0x{ord(bad) - 0xDC00:02x}): the file is not UTF-8 (Latin-1 or another legacy encoding?); re-save it as UTF-8"
+            return field, f"holds a byte that is not UTF-8 (0x{ord(bad.group()) - 0xDC00:02x}): the file is not UTF-8 (Latin-1 or another legacy encoding?); re-save it as UTF-8"
     return None
 
 
@@ -139,27 +137,6 @@ def _type_name(value: object) -> str:
     if isinstance(value, (int, float)):
         return f"the number {value!r}"
     return {dict: "an object", list: "a list"}.get(type(value), type(value).__name__)
-
-
-def _first_not_utf8(value: object) -> str | None:
-    """The first U+DC80-U+DCFF character (a byte that was not UTF-8) in a string, or in the strings of a list/object."""
-    if isinstance(value, str):
-        match = _NOT_UTF8.search(value)
-        return match.group() if match else None
-    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
-    stack = list(items) + (list(value) if isinstance(value, dict) else [])
-    while stack:  # iterative: a deeply nested value cannot exhaust the stack
-        item = stack.pop()
-        if isinstance(item, str):
-            match = _NOT_UTF8.search(item)
-            if match:
-                return match.group()
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-            stack.extend(item)
-        elif isinstance(item, list):
-            stack.extend(item)
-    return None
 
 
 def resolve_audio_path(data_dir: Path, relative: str, where: str, warnings: list[tuple[str, str]] | None = None) -> Path:

@@ -34,7 +34,6 @@ import json
 import logging
 import math
 import os
-import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -109,8 +108,6 @@ def _plain(value):
     return value
 
 
-#: A byte that is not UTF-8, as read with ``errors="surrogateescape"`` (each such byte becomes U+DC80-U+DCFF).
-_NOT_UTF8 = re.compile("[\udc80-\udcff]")
 _TOO_DEEP = "nested deeper than Python's JSON reader allows"
 
 
@@ -192,29 +189,14 @@ def _check_value(where: str, field: str, value, types: tuple) -> None:
     if isinstance(value, bool) or not isinstance(value, types) or (isinstance(value, float) and not math.isfinite(value)):
         shown = ("true" if value else "false") if isinstance(value, bool) else {dict: "an object", list: "a list"}.get(type(value), repr(value)[:40])
         raise MMACDataError(f"{where} field {field}: holds {shown}, expected {' or '.join(_TYPE_WORDS[t] for t in types)}")
-    bad = _first_not_utf8(value)
+    from lmms_eval_tasks.audio import first_not_utf8  # the loaders' shared cell checks; importing it does not import lmms-eval
+
+    bad = first_not_utf8(value)
     if bad is not None:
-        raise MMACDataError(f"{where} field {field}: holds a byte that is not UTF-8 (0x{ord(bad) - 0xDC00:02x}): the file is not UTF-8 (Latin-1 or another legacy encoding?); re-save it as UTF-8")
+        raise MMACDataError(f"{where} field {field}: holds a byte that is not UTF-8 (0x{ord(bad.group()) - 0xDC00:02x}): the file is not UTF-8 (Latin-1 or another legacy encoding?); re-save it as UTF-8")
 
 
 _TYPE_WORDS = {str: "text", int: "an integer", float: "a number", list: "a list", dict: "an object"}
-
-
-def _first_not_utf8(value) -> str | None:
-    """The first U+DC80-U+DCFF character (a byte that was not UTF-8) in a string or in the strings of a list/object."""
-    stack = [value]
-    while stack:  # iterative: a deeply nested value cannot exhaust the stack
-        item = stack.pop()
-        if isinstance(item, str):
-            match = _NOT_UTF8.search(item)
-            if match:
-                return match.group()
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-            stack.extend(item)
-        elif isinstance(item, list):
-            stack.extend(item)
-    return None
 
 
 def _audio(where: str, root: Path, relative, warnings: list[tuple[str, str]]) -> Path:

@@ -373,16 +373,18 @@ def _not_utf8_error(path: Path, columns: dict) -> PARSADataError:
     import csv
     import io
 
+    from lmms_eval_tasks.audio import NOT_UTF8, first_not_utf8  # the loaders' shared cell checks
+
     fields = {name: field for field, spec in columns.items() for name in (spec if isinstance(spec, list) else [spec]) if name}
     text = path.read_bytes().decode("utf-8-sig", errors="surrogateescape")
     for number, row in enumerate(csv.DictReader(io.StringIO(text, newline="")), start=1):
         for column, value in row.items():
-            bad = _NOT_UTF8.search(value) if isinstance(value, str) and isinstance(column, str) else None
+            bad = first_not_utf8(value) if isinstance(column, str) else None
             if bad:
                 ident = row.get(columns.get("id") or "") or ""
                 field = f" (field {fields[column]!r})" if column in fields else ""
                 return PARSADataError(
-                    f"{path} row {number} (id {_NOT_UTF8.sub('?', ident)!r}): column {column!r}{field} holds a byte that is not UTF-8 "
+                    f"{path} row {number} (id {NOT_UTF8.sub('?', ident)!r}): column {column!r}{field} holds a byte that is not UTF-8 "
                     f"(0x{ord(bad.group()) - 0xDC00:02x} at character {bad.start()}): the file is not UTF-8 (Windows-1256, Latin-1 or another "
                     "legacy encoding?); re-save it as UTF-8"
                 )
@@ -424,8 +426,6 @@ def _text(value) -> str:
     return "" if _is_missing(value) else str(value).strip()
 
 
-#: A byte that is not UTF-8, as read with ``errors="surrogateescape"`` (each such byte becomes U+DC80-U+DCFF).
-_NOT_UTF8 = re.compile("[\udc80-\udcff]")
 #: Fields whose cell may hold a list or an object (parquet): options, NER entities, the HF ``Audio`` struct.
 _STRUCTURED_FIELDS = {"options": (list,), "reference": (list,), "audio": (dict,)}
 

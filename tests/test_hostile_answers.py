@@ -1,6 +1,6 @@
 """Hostile answers (issue 20 items 2 and 3): no answer, however built, stops the scoring of the others; very long
 answers are scored, counted, and written bounded to the samples file; the rewritten linear steps give the same
-results as the definitions they replace.
+results as the definitions they replace (collapse_repeats against its deleting definition: tests/test_parsa_metrics.py).
 
 The CLI test replays, in one run, answers written the way they arise: prose followed by a thousand nested brackets
 (a model looping on ``[``), a JSON answer nested a thousand levels, a 5,000-digit "option number", 200,000 characters
@@ -21,7 +21,6 @@ from mcga import data as mcga_data
 from mcga import metrics as mcga_metrics
 from mcga import normalize
 from parsa import data as parsa_data
-from parsa import metrics as parsa_metrics
 from parsa.prompts import demo_answer_json
 
 NESTED_AFTER_PROSE = "Let me think about the transcript. " + "[" * 1000 + "]" * 1000
@@ -79,34 +78,6 @@ def test_samples_are_written_bounded_with_the_full_length_and_nothing_deeper_tha
 
 
 # ------------------------------------------------------------------------------------------- linear rewrites
-def _collapse_by_deleting(words, max_n=parsa_metrics.MAX_REPEAT_NGRAM):
-    """The definition of collapse_repeats, deleting in place (the former, quadratic implementation)."""
-    out = list(words)
-    changed = True
-    while changed:
-        changed = False
-        for n in range(1, max_n + 1):
-            i = 0
-            while i + 2 * n <= len(out):
-                if out[i:i + n] == out[i + n:i + 2 * n]:
-                    del out[i + n:i + 2 * n]
-                    changed = True
-                else:
-                    i += 1
-    return out
-
-
-def test_collapse_repeats_equals_the_deleting_definition_on_random_and_looping_word_lists():
-    rng = random.Random(20)
-    for _ in range(3000):
-        words = [rng.choice("abcd") for _ in range(rng.randint(0, 50))]
-        for _ in range(rng.randint(0, 3)):
-            at = rng.randint(0, len(words))
-            words[at:at] = words[max(0, at - rng.randint(1, 6)):at] * rng.randint(1, 8)
-        max_n = rng.choice([1, 2, 3, 7, parsa_metrics.MAX_REPEAT_NGRAM])
-        assert parsa_metrics.collapse_repeats(words, max_n) == _collapse_by_deleting(words, max_n), (words, max_n)
-
-
 def test_whisper_normaliser_equals_the_library_on_unclosed_and_nested_brackets():
     from whisper_normalizer.basic import BasicTextNormalizer
 

@@ -329,7 +329,7 @@ def _cli_fails(cli, env, cwd, tasks) -> str:
     import subprocess
 
     command = [cli, "--tasks", tasks, "--model", "replay", "--model_args", f"predictions={cwd / 'none.jsonl'}", "--verbosity", "DEBUG"]
-    (cwd / "none.jsonl").write_text("", encoding="utf-8")
+    (cwd / "none.jsonl").write_text(json.dumps({"task": tasks, "id": "never-reached", "response": ""}) + "\n", encoding="utf-8")
     result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=600, check=False)
     assert result.returncode != 0, (result.stdout + result.stderr)[-3000:]
     return result.stdout + result.stderr
