@@ -143,3 +143,13 @@ def test_cli_run_with_hostile_answers_scores_everything_else_counts_them_and_bou
     excluded = logged[asr[0]["id"]]["wer_mean"]
     assert excluded["status"] == "excluded" and excluded["reason"].startswith("scoring_error: RecursionError")
     assert logged[asr[1]["id"]]["wer_mean"]["prediction"].endswith(f" … [cut in the samples file: {len(loop.strip()):,} characters in all]")
+
+
+def test_think_removal_equals_the_regex_on_random_tag_soups():
+    from parsa import parsing
+
+    rng = random.Random(11)
+    pieces = ["<think>", "</think>", "<THINK>", "</Think>", "a", " ", "{", "}", "'", "İ", "```"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(3000)]
+    as_before = [parsing._FENCE.sub("", parsing._THINK.sub("", t)).replace("```", "").strip() for t in texts]
+    assert [parsing.strip_wrappers(t) for t in texts] == as_before
