@@ -47,7 +47,7 @@ def build(runs: list[Run], context: Context) -> Section:
     columns = [Column("docs", "docs scored", digits=0), Column("of", "docs in data", digits=0), Column("full", "full test set", digits=0),
                Column("judge_failed", "judge failed", digits=0), Column("judge_counts", "judge counts"),
                Column("excluded", "excluded", digits=0), Column("refused", "refused", digits=0),
-               Column("empty_failed", "empty/failed/echo", digits=0), Column("reading", "answers read"), Column("marks", "marks"),
+               Column("empty_failed", "empty/failed/echo/unscorable", digits=0), Column("reading", "answers read"), Column("marks", "marks"),
                Column("why", "why")]  # fmt: skip
     table = Table("health", "Run health per task: documents, judge failures, exclusions, empty or failed outputs", columns, latex=False)
     for run in runs:
@@ -67,7 +67,9 @@ def build(runs: list[Run], context: Context) -> Section:
     table.notes = ["'full test set' from the benchmark's published.json ('?' where the paper does not state it). Every mark on a cell of the tables above comes from this row of its task.",
                    "'judge counts': the judge pass's non-zero counts (docs/judge.md): verdicts read after the judge's reasoning, replies whose reasoning never closed "
                    "(among 'judge failed'), replies not cached, MCGA's strict-reading exclusions and disagreements, candidates with prompt-like framing.",
-                   "'answers read': answers with unfinished reasoning (no final answer), several answers with no clear final one, repaired JSON, labels or options outside the task's set, replies the strict MCQ reader could not read."]  # fmt: skip
+                   "'answers read': answers with unfinished reasoning (no final answer), several answers with no clear final one, repaired JSON, labels or options outside the task's set, replies the strict MCQ reader could not read.",
+                   "'empty/failed/echo/unscorable' sums the task's counts of empty, failed, echoed, placeholder, identical and invalid-text outputs, answers whose "
+                   "scoring raised (scoring_errors; PARSA counts these in 'excluded' too) and answers over 10,000 characters (long_answers)."]  # fmt: skip
     section = Section("health", "Run health (all benchmarks)", [table])
     section.plots.append(Plot("judge_failures_and_exclusions", "Judge failures, excluded, refused and empty/failed outputs per task and run (bar end: 'of n' documents).", _plot(runs)))
     return section

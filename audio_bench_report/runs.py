@@ -20,9 +20,13 @@ from pathlib import Path
 
 #: Metric-name suffixes lmms-eval adds beside every metric (standard errors, stability statistics).
 _COMPANION_SUFFIXES = ("_stderr", "_stderr_clt", "_stderr_clustered", "_expected_accuracy", "_consensus_accuracy", "_internal_variance", "_consistency_rate")
-#: Counts of outputs that were not real answers: empty, failed, placeholders, echoes, degenerate repeats.
+#: Counts of outputs that were not real answers: empty, failed, placeholders, echoes, degenerate repeats, answers whose
+#: scoring raised (excluded; in PARSA also inside ``excluded``), runaway answers over 10,000 characters.
 #: Any numeric metric whose name matches is read as such a count (names differ per benchmark and version).
-PROBLEM_COUNT = re.compile(r"(^|_)(empty|failed_generations|generation_failed|failed_outputs|echo|echoed|placeholder|identical|degenerate|invalid_text|unfinished)", re.IGNORECASE)
+PROBLEM_COUNT = re.compile(
+    r"(^|_)(empty|failed_generations|generation_failed|failed_outputs|echo|echoed|placeholder|identical|degenerate|invalid_text|unfinished|scoring_errors|long_answers)",
+    re.IGNORECASE,
+)
 #: Counts of answers read in a special way (shown in the health table's "answers read" column): reasoning that
 #: never closed (no final answer; also an E count), several answers with no clear final one, JSON repaired before
 #: reading, labels or options outside the task's set, replies the strict reader could not read.

@@ -251,7 +251,7 @@ def _install_timers(stats: dict) -> dict[str, _Clock]:
                 setattr(module, name, clocks["prompts"].wrap(value))
     from lmms_eval_tasks import audio
 
-    audio.audio_file_problem = clocks["clip_decodes"].wrap(audio.audio_file_problem)  # the load-time decode of one clip
+    audio.audio_file_check = clocks["clip_decodes"].wrap(audio.audio_file_check)  # the load-time decode of one clip
     TaskManager.__init__ = clocks["task_index"].wrap(TaskManager.__init__)
     evaluator.get_task_dict = clocks["datasets"].wrap(evaluator.get_task_dict)
     Replay.__init__ = clocks["replay_init"].wrap(Replay.__init__)

@@ -23,6 +23,8 @@ import hashlib
 import io
 import logging
 import os
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -90,51 +92,171 @@ def resample_to_target(samples: np.ndarray, rate: int) -> np.ndarray:
     return np.asarray(resampled, dtype=np.float32)
 
 
-def audio_file_problem(path: str | Path, min_seconds: float = MIN_AUDIO_SECONDS) -> str | None:
-    """Why ``path`` is not usable audio, or ``None`` if it is.
+#: Peak amplitude (full scale = 1) at or below which a clip is all silent: at most one 16-bit step (2**-15).
+SILENT_PEAK = 2.0**-15
+#: Absolute sample value counted as "at the rail" (full scale, or beyond it in a float file).
+CLIP_LEVEL = 0.999
+#: Share of samples at the rail from which a clip is reported as clipped (1 %: a loud but sound recording touches
+#: the rail on a few isolated peaks, far below this).
+CLIPPED_SHARE = 0.01
 
-    The whole file is decoded, one block of :data:`_CHECK_BLOCK_FRAMES` frames at a time (a header alone can
-    promise frames a truncated file does not hold; memory does not grow with the clip's length), so this catches unreadable, empty (0-sample), truncated and too-short files before any inference.
+
+@dataclass(frozen=True)
+class AudioCheck:
+    """What :func:`audio_file_check` found in one audio file.
+
+    Attributes:
+        problem: why the file is not usable audio (a data error), or ``None``.
+        warning: what is suspicious but usable (an all-silent or clipped clip), or ``None``; always ``None`` when
+            there is a problem.
+    """
+
+    problem: str | None = None
+    warning: str | None = None
+
+
+def audio_file_check(path: str | Path, min_seconds: float = MIN_AUDIO_SECONDS) -> AudioCheck:
+    """Decode the whole of ``path`` and say whether it is usable audio.
+
+    The file is decoded one block of :data:`_CHECK_BLOCK_FRAMES` frames at a time (a header alone can promise
+    frames a truncated file does not hold; memory does not grow with the clip's length), as float32 at full scale 1.
+
+    Problems (data errors, each a one-line reason for the caller to put in its error with the file and row):
+    unreadable (``"not readable audio (...)"``), shorter than ``min_seconds`` (empty, 0-sample or truncated file:
+    ``"0.000 s long, shorter than the 0.1 s minimum ..."``), or holding non-finite samples (NaN or ±inf, as a float
+    WAV can: ``"holds 3 non-finite samples (NaN or ±inf) of 16000, the first at 0.250 s"``; a model would be
+    given garbage, and resampling refuses it mid-run).
+
+    Warnings (usable, but worth a look; the callers count them): all silent (peak amplitude at most
+    :data:`SILENT_PEAK`, one 16-bit step) or clipped (at least :data:`CLIPPED_SHARE` of the samples at or beyond
+    :data:`CLIP_LEVEL` of full scale).
 
     Args:
         path: an audio file soundfile can read (wav, flac, ogg, mp3 ...).
         min_seconds: shortest accepted duration in seconds (default :data:`MIN_AUDIO_SECONDS`).
-
-    Returns:
-        ``None``, or a one-line reason such as ``"not readable audio (...)"`` or ``"0.000 s long, shorter
-        than the 0.1 s minimum"``, for the caller to put in its data error with the file and row.
     """
     import soundfile
 
+    frames = non_finite = at_rail = 0
+    first_non_finite, peak = None, 0.0
     try:  # decoded block by block: memory stays one block whatever the clip's length
         with soundfile.SoundFile(str(path)) as handle:
             rate = handle.samplerate
-            frames = sum(len(block) for block in handle.blocks(blocksize=_CHECK_BLOCK_FRAMES, dtype="float32", always_2d=True))
+            for block in handle.blocks(blocksize=_CHECK_BLOCK_FRAMES, dtype="float32", always_2d=True):
+                finite = np.isfinite(block)
+                if not finite.all():
+                    bad = int(block.size - np.count_nonzero(finite))
+                    if first_non_finite is None:
+                        first_non_finite = frames + int(np.argmin(finite.all(axis=1)))
+                    non_finite += bad
+                    block = np.where(finite, block, 0.0)
+                magnitude = np.abs(block)
+                if magnitude.size:
+                    peak = max(peak, float(magnitude.max()))
+                at_rail += int(np.count_nonzero(magnitude >= CLIP_LEVEL))
+                frames += len(block)
+            channels = handle.channels
     except Exception as error:  # soundfile raises LibsndfileError/RuntimeError variants
-        return f"not readable audio ({error})"
+        return AudioCheck(problem=f"not readable audio ({error})")
     seconds = frames / rate if rate else 0.0
     if seconds < min_seconds:
-        return f"{seconds:.3f} s long, shorter than the {min_seconds} s minimum (empty or truncated file)"
-    return None
+        return AudioCheck(problem=f"{seconds:.3f} s long, shorter than the {min_seconds} s minimum (empty or truncated file)")
+    samples = frames * channels
+    if non_finite:
+        return AudioCheck(problem=f"holds {non_finite} non-finite samples (NaN or ±inf) of {samples}, the first at {first_non_finite / rate:.3f} s")
+    if peak <= SILENT_PEAK:
+        return AudioCheck(warning=f"all silent (peak amplitude {peak:.2g} of full scale 1, over {seconds:.2f} s)")
+    if at_rail >= CLIPPED_SHARE * samples:
+        return AudioCheck(warning=f"clipped ({at_rail} of {samples} samples, {100 * at_rail / samples:.1f}%, at or beyond {CLIP_LEVEL} of full scale)")
+    return AudioCheck()
 
 
-def audio_file_problem_once(path: str | Path) -> str | None:
-    """:func:`audio_file_problem` (default minimum length), remembered per (resolved path, size, mtime) for the life of
+def audio_file_problem(path: str | Path, min_seconds: float = MIN_AUDIO_SECONDS) -> str | None:
+    """Why ``path`` is not usable audio, or ``None`` if it is: the ``problem`` of :func:`audio_file_check`."""
+    return audio_file_check(path, min_seconds).problem
+
+
+def audio_file_check_once(path: str | Path) -> AudioCheck:
+    """:func:`audio_file_check` (default minimum length), remembered per (resolved path, size, mtime) for the life of
     the process: the tasks of one run that read the same clips decode each file once (MCGA's audio and text-mode
     tasks share the release's clips: 7 decodes per clip without this; PARSA's settings of a task share its clips).
     A file rewritten since (other size or modification time) is decoded again.
 
     Raises:
         OSError: ``path`` cannot be stat-ed (e.g. it does not exist).
+        ValueError: ``path`` holds a NUL character (the caller checks paths first, :func:`path_text_problem`).
     """
     resolved = Path(path).resolve()
     stat = os.stat(resolved)
-    return _audio_file_problem_memo(str(resolved), stat.st_size, stat.st_mtime_ns)
+    return _audio_file_check_memo(str(resolved), stat.st_size, stat.st_mtime_ns)
+
+
+def audio_file_problem_once(path: str | Path) -> str | None:
+    """The ``problem`` of :func:`audio_file_check_once` (same memo)."""
+    return audio_file_check_once(path).problem
 
 
 @functools.lru_cache(maxsize=65536)
-def _audio_file_problem_memo(path: str, size: int, mtime_ns: int) -> str | None:
-    return audio_file_problem(path)
+def _audio_file_check_memo(path: str, size: int, mtime_ns: int) -> AudioCheck:
+    return audio_file_check(path)
+
+
+def path_text_problem(value: object) -> str | None:
+    """Why a data file's audio path cell cannot name a file, or ``None``: not a string (``true``, a number, an object),
+    or holding a NUL or other control character (the operating system refuses such a path with a bare ``ValueError:
+    embedded null byte``, and no release writes one)."""
+    if not isinstance(value, str):
+        return f"is a {type(value).__name__} ({str(value)[:40]!r}), not a path string"
+    bad = next((ch for ch in value if ord(ch) < 32 or ord(ch) == 127), None)
+    if bad is not None:
+        return f"holds the control character U+{ord(bad):04X} at position {value.index(bad)} ({value[:60]!r}); a path cannot hold it"
+    return None
+
+
+#: A byte that is not UTF-8 in text read with ``errors="surrogateescape"`` (each such byte becomes U+DC80-U+DCFF).
+NOT_UTF8 = re.compile("[\udc80-\udcff]")
+
+
+def first_not_utf8(value: object) -> re.Match | None:
+    """The first byte that was not UTF-8 in a data file's cell (a string read with ``errors="surrogateescape"``, or the
+    strings inside a list/object cell, looked at without recursion): its match (``.group()`` is U+DC80-U+DCFF, the
+    byte being ``ord(...) - 0xDC00``; ``.start()`` its position in its string), or ``None``. Shared by the data
+    loaders of the three benchmarks, which name the file, row and field."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            match = NOT_UTF8.search(item)
+            if match:
+                return match
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+            stack.extend(item)
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+def audio_warnings_line(warnings: list[tuple[str, str]], what: str) -> str | None:
+    """One line counting the audio warnings of a data load (for the log and the check commands), or ``None``.
+
+    Args:
+        warnings: ``[(where, warning), ...]``: the row (file, line, id) and its :class:`AudioCheck` warning.
+        what: what was loaded, e.g. ``"MCGA asr (data/MCGA_asr_test.jsonl)"``.
+
+    Returns:
+        e.g. ``"MCGA asr (...): 2 clip(s) with audio warnings (1 all silent, 1 clipped), scored as they are; first:
+        data/MCGA_asr_test.jsonl:3 (id ...): all silent (...)"``.
+    """
+    if not warnings:
+        return None
+    kinds: dict[str, int] = {}
+    for _, warning in warnings:
+        kind = warning.split(" (", 1)[0]
+        kinds[kind] = kinds.get(kind, 0) + 1
+    counts = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+    where, warning = warnings[0]
+    return f"{what}: {len(warnings)} clip(s) with audio warnings ({counts}), scored as they are; first: {where}: {warning}"
 
 
 def load_audio_array(path: str, max_seconds: float | None = DEFAULT_MAX_SECONDS) -> dict:
@@ -144,9 +266,11 @@ def load_audio_array(path: str, max_seconds: float | None = DEFAULT_MAX_SECONDS)
     (:func:`resample_to_target`: soxr ``soxr_hq``, librosa's default, bit-identical to ``librosa.resample``).
 
     Raises:
-        OSError: the file cannot be decoded (the message names it).
+        OSError: the file cannot be decoded, or holds NaN or ±inf samples (the message names it).
     """
     samples, rate = _read_mono(path, max_seconds)
+    if not np.isfinite(samples).all():  # the data checks refuse such files; a file changed since is named here
+        raise OSError(f"audio file {path} holds non-finite samples (NaN or ±inf); check the data folder (mcga-data / parsa-data / mmac-data check)")
     return {"array": resample_to_target(samples, rate), "sampling_rate": TARGET_SAMPLING_RATE}
 
 
@@ -180,10 +304,31 @@ def audio_path_within_limit(path: str, max_seconds: float | None = DEFAULT_MAX_S
     return str(target)
 
 
+#: soundfile container formats sent as their own bytes under the ``audio/wav`` MIME type.
+WAV_CONTAINERS = ("WAV", "WAVEX")
+#: File suffix of each container soundfile names (``soundfile.info(...).format``), for bytes held without a file name.
+CONTAINER_SUFFIXES = {"WAV": ".wav", "WAVEX": ".wav", "FLAC": ".flac", "OGG": ".ogg", "MP3": ".mp3", "AIFF": ".aiff", "AU": ".au", "W64": ".w64", "RF64": ".wav", "CAF": ".caf"}
+
+
+def container_format(source: str | Path | bytes) -> str | None:
+    """The container of an audio file or of audio bytes as read from their first bytes (``"WAV"``, ``"FLAC"``,
+    ``"MP3"``, ``"OGG"``, ... as soundfile names them), never from a file name; ``None`` when soundfile cannot read it."""
+    import soundfile
+
+    try:
+        return soundfile.info(io.BytesIO(source) if isinstance(source, (bytes, bytearray)) else str(source)).format
+    except Exception:  # soundfile raises LibsndfileError/RuntimeError variants
+        return None
+
+
 def audio_data_uri(path: str, max_seconds: float | None = DEFAULT_MAX_SECONDS) -> str:
-    """``data:audio/wav;base64,...`` of the (cut) clip, as the official runner sends to vLLM."""
+    """``data:audio/wav;base64,...`` of the (cut) clip, as the official runner sends to vLLM.
+
+    The MIME type always matches the bytes: a WAV file (read from its bytes, :func:`container_format`, not its name)
+    is sent as it is; any other container (FLAC, MP3, OGG, or another container behind a ``.wav`` name) is decoded
+    and sent as 16-bit WAV."""
     clip = audio_path_within_limit(path, max_seconds)
-    if clip.lower().endswith(".wav"):
+    if container_format(clip) in WAV_CONTAINERS:
         payload = Path(clip).read_bytes()
     else:
         samples, rate = _read_mono(clip)

@@ -27,6 +27,12 @@ Per task, counts of documents (all lower-is-better, in the results JSON as ``<me
   reasoning (usually ``""``); the draft is never mined for an answer. PARSA excludes such items (reason
   ``unfinished_reasoning``); MCGA scores the text left (both official and strict rules); MMAC judges the
   caption left, an empty one as an omission.
+- ``scoring_errors``: documents whose scoring raised (an answer built so that a parser or metric fails on it, e.g.
+  JSON nested a thousand levels deep): the document is excluded from the task's scored metrics and the reason
+  (exception type and message) is kept in its samples record (:func:`scoring_guard`); the other documents are scored.
+- ``long_answers``: answers longer than :data:`SAMPLE_TEXT_MAX_CHARS` (10,000) characters. They are scored in full;
+  in the samples file every text longer than that is cut to its first 10,000 characters followed by a note giving
+  its full length (:func:`bounded_for_samples`), so one runaway answer cannot write hundreds of megabytes.
 
 **Reasoning** is removed from every response before anything else reads it, by
 :func:`lmms_eval_tasks.reasoning.split_reasoning` (``<think>``, ``<thinking>``, ``<reasoning>``, ``◁think▷`` and
@@ -77,7 +83,15 @@ DIAGNOSTIC_METRICS = (
     "placeholder_copies",
     "identical_answers",
     "invalid_text_replaced",
+    "scoring_errors",
+    "long_answers",
 )
+#: Longest text written as it is to the samples file (characters); longer texts (answers, their parsed copies) are cut
+#: there to this many characters plus a note of their full length. Answers longer than this count as ``long_answers``.
+SAMPLE_TEXT_MAX_CHARS = 10_000
+#: Deepest nesting of lists/objects written to the samples file; anything deeper (e.g. an answer parsed into JSON
+#: nested a thousand levels) is written as a note instead.
+SAMPLE_MAX_DEPTH = 64
 
 #: A task whose failed generations plus empty responses exceed this share of its documents is a failed run.
 FAILED_RUN_SHARE = 0.5
@@ -342,8 +356,64 @@ def check_response(
         "input_key": _key("\x00".join([clip or "", *prompt_texts])),
         "closed_answer_set": closed_answer_set,
         "preview": text[:_PREVIEW_CHARS],
+        "chars": len(text),
+        "scoring_error": None,
     }
     return CheckedResponse(answer, record)
+
+
+# ------------------------------------------------------------------------------------------- one document's scoring
+def scoring_guard(task_name, excluded_metrics=None):
+    """Decorator for a task's ``process_results(doc, results)``: no answer, however built, stops the scoring of others.
+
+    When scoring one document raises (any ``Exception``: a ``RecursionError`` from an answer nested a thousand levels
+    deep, a ``ValueError`` from a 5,000-digit option number ...), the document is excluded and counted instead: the
+    result holds the :data:`DIAGNOSTIC_METRICS` records of the document (the response checked again, with
+    ``scoring_error`` set to ``"<exception type>: <message>"``; ``scoring_errors`` counts it) plus whatever
+    ``excluded_metrics(doc, reason)`` returns for the task's own metrics (a benchmark whose rule excludes items, such
+    as PARSA, returns its excluded record; a metric it leaves out does not see the document). Without the guard
+    lmms-eval retries ``process_results`` five times, 2 s apart, then ends the run with no results for any task.
+
+    Args:
+        task_name: ``doc -> (lmms-eval task name, document id)``, for the warning and the record.
+        excluded_metrics: ``(doc, reason) -> {metric: value}`` for the task's metrics of an excluded document;
+            default ``{}``.
+    """
+
+    def wrap(process_results):
+        @functools.wraps(process_results)
+        def guarded(doc, results):
+            try:
+                return process_results(doc, results)
+            except Exception as error:  # noqa: BLE001 - one document's failure must not end the run; counted below
+                reason = f"{type(error).__name__}: {' '.join(str(error).split())[:_REASON_CHARS]}"
+                try:
+                    task, doc_id = task_name(doc)
+                except Exception:  # noqa: BLE001 - a document too broken to name is still counted
+                    task, doc_id = "?", "?"
+                logger.warning(f"{task}: scoring document {doc_id} raised {reason}; the document is excluded and counted (scoring_errors)")
+                response = results[0] if results else ""
+                record = _failed_scoring_record(response, task, doc_id, reason)
+                extra = excluded_metrics(doc, reason) if excluded_metrics is not None else {}
+                return {**dict.fromkeys(DIAGNOSTIC_METRICS, record), **extra}
+
+        return guarded
+
+    return wrap
+
+
+_REASON_CHARS = 300
+
+
+def _failed_scoring_record(response, task: str, doc_id: object, reason: str) -> dict:
+    """The diagnostics record of a document whose scoring raised: the response's failure/empty state as
+    :func:`check_response` reads it (cheap parts only), ``scoring_error`` = ``reason``; never an answer for the
+    identical-answer rule."""
+    text, replaced = valid_text("" if response is None else str(response))
+    failure = generation_failure(text)
+    return {"task": task, "id": str(doc_id), "failure": failure, "empty": failure is None and not text.strip(), "echo": False, "placeholder": None,
+            "invalid_text_replaced": replaced, "answer_key": None, "gold_key": "", "input_key": "", "closed_answer_set": False,
+            "preview": text[:_PREVIEW_CHARS], "chars": len(text), "scoring_error": reason}  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------- aggregations
@@ -488,6 +558,29 @@ def agg_invalid_text_replaced(records: list[dict]) -> int:
     return count
 
 
+def agg_scoring_errors(records: list[dict]) -> int:
+    """Number of documents whose scoring raised (:func:`scoring_guard`), excluded from the scored metrics; warns with the
+    first reason."""
+    count = sum(1 for r in records if r.get("scoring_error"))
+    if count:
+        first = _first(records, "scoring_error")
+        logger.warning(f"{_task(records)}: {_share(count, records)} could not be scored and are excluded; first (document {first['id']}): {first['scoring_error']}")
+    return count
+
+
+def agg_long_answers(records: list[dict]) -> int:
+    """Number of answers longer than :data:`SAMPLE_TEXT_MAX_CHARS` characters (scored in full; cut in the samples file);
+    warns with the longest."""
+    long = [r for r in records if r.get("chars", 0) > SAMPLE_TEXT_MAX_CHARS]
+    if long:
+        longest = max(long, key=lambda r: r["chars"])
+        logger.warning(
+            f"{_task(records)}: {_share(len(long), records)} are longer than {SAMPLE_TEXT_MAX_CHARS:,} characters (longest: document {longest['id']}, "
+            f"{longest['chars']:,} characters); scored in full, cut to their first {SAMPLE_TEXT_MAX_CHARS:,} characters in the samples file"
+        )
+    return len(long)
+
+
 def yaml_metric_list(module: str = __name__) -> str:
     """The ``metric_list`` entries of :data:`DIAGNOSTIC_METRICS` as YAML lines (two-space indented), for task YAMLs."""
     return "".join(f"  - metric: {m}\n    aggregation: !function {module}.agg_{m}\n    higher_is_better: false\n" for m in DIAGNOSTIC_METRICS)
@@ -513,7 +606,9 @@ def _make_valid_in_place(value: object, counter: list[int]) -> object:
 
 
 def write_results_as_valid_utf8() -> None:
-    """Make lmms-eval's results and samples writers replace code points that UTF-8 cannot hold (idempotent).
+    """Make lmms-eval's results and samples writers replace code points that UTF-8 cannot hold, and bound what the
+    samples writer writes (:func:`bounded_for_samples`: texts over 10,000 characters cut with their length, nesting
+    over 64 levels replaced by a note) (idempotent).
 
     lmms-eval 0.7 writes each sample with ``json.dumps(..., ensure_ascii=False)`` into a UTF-8 file inside a
     ``try`` that only logs "Could not save sample results": one response holding a lone surrogate leaves an empty
@@ -555,6 +650,59 @@ def _all_text_is_valid_utf8(value: object) -> bool:
         return False
 
 
+def bounded_for_samples(value: object, depth: int = 0) -> object:
+    """A copy of ``value`` fit for the samples file: every string longer than :data:`SAMPLE_TEXT_MAX_CHARS` cut to that
+    many characters followed by ``" … [cut in the samples file: N characters in all]"``, and every list/object nested
+    deeper than :data:`SAMPLE_MAX_DEPTH` replaced by ``"[nested deeper than 64 levels: not written]"``. Containers are
+    rebuilt (lmms-eval's objects are not changed); other values are returned as they are."""
+    if isinstance(value, str):
+        if len(value) <= SAMPLE_TEXT_MAX_CHARS:
+            return value
+        return f"{value[:SAMPLE_TEXT_MAX_CHARS]} … [cut in the samples file: {len(value):,} characters in all]"
+    if isinstance(value, (dict, list, tuple)) and depth >= SAMPLE_MAX_DEPTH:
+        return f"[nested deeper than {SAMPLE_MAX_DEPTH} levels: not written]"
+    if isinstance(value, dict):
+        return {k: bounded_for_samples(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [bounded_for_samples(v, depth + 1) for v in value]
+    return value
+
+
+def _needs_bounding(value: object) -> bool:
+    """True when ``value`` holds a string longer than :data:`SAMPLE_TEXT_MAX_CHARS` or nesting deeper than
+    :data:`SAMPLE_MAX_DEPTH`. Iterative, and each container is visited once (the hooks put one record object under
+    several metric keys), so a normal sample costs a few dozen checks."""
+    stack, seen = [(value, 0)], set()
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if len(item) > SAMPLE_TEXT_MAX_CHARS:
+                return True
+        elif isinstance(item, (dict, list, tuple)):
+            if depth >= SAMPLE_MAX_DEPTH:
+                return True
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
+def _bounded_samples(samples: object) -> tuple[object, int]:
+    """``(samples, n)``: lmms-eval's list of sample records with the ``n`` records that need it passed through
+    :func:`bounded_for_samples` (the others unchanged, not copied)."""
+    if not isinstance(samples, list):
+        return samples, 0
+    out, changed = [], 0
+    for sample in samples:
+        if _needs_bounding(sample):
+            out.append(bounded_for_samples(sample))
+            changed += 1
+        else:
+            out.append(sample)
+    return out, changed
+
+
 def _valid_utf8_writer(original, name: str, not_written: Sequence[str] = ()):
     signature = inspect.signature(original)
     skipped = {next(iter(signature.parameters)), *not_written}  # self, and what the writer does not write
@@ -565,6 +713,13 @@ def _valid_utf8_writer(original, name: str, not_written: Sequence[str] = ()):
             bound = signature.bind(*args, **kwargs)
         except TypeError:
             return original(*args, **kwargs)  # lmms-eval's own error for a wrong call
+        if name == "save_results_samples" and "samples" in bound.arguments:  # bounded first: the UTF-8 check dumps it all
+            bound.arguments["samples"], cut = _bounded_samples(bound.arguments["samples"])
+            if cut:
+                logger.warning(
+                    f"{cut} sample record(s) of {bound.arguments.get('task_name', 'this task')} hold texts longer than {SAMPLE_TEXT_MAX_CHARS:,} characters "
+                    f"or nesting deeper than {SAMPLE_MAX_DEPTH} levels: written cut, each with its full length (scored in full)"
+                )
         written = {k: v for k, v in bound.arguments.items() if k not in skipped}
         if not _all_text_is_valid_utf8(list(written.values())):
             counter = [0]

@@ -26,11 +26,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import re
 import sys
 import tarfile
 from pathlib import Path
+
+logger = logging.getLogger(__name__)
 
 DATA_DIR_ENV = "MCGA_DATA_DIR"
 SAMPLE_DATA_DIR = Path(__file__).with_name("sample_data") / "data"
@@ -74,14 +77,18 @@ def task_file(data_dir: Path, task: str, split: str = "test") -> Path:
 def read_jsonl(path: Path) -> list[tuple[int, dict]]:
     """Read a jsonl file into ``[(line_number, row), ...]``, skipping blank lines.
 
+    The file is read as UTF-8 (a byte-order mark at its start is dropped); bytes that are not UTF-8 are kept as
+    U+DC80-U+DCFF so that the row check can name the line and field that holds them (:func:`field_problem`).
+
     Raises:
-        MCGADataError: the file is missing, or a line is not a JSON object (names file and line).
+        MCGADataError: the file is missing, or a line is not a JSON object or is nested too deeply for Python's
+            JSON reader (names file and line).
     """
     path = Path(path)
     if not path.is_file():
         raise MCGADataError(f"{path}: file not found")
     rows = []
-    with path.open(encoding="utf-8") as handle:
+    with path.open(encoding="utf-8-sig", errors="surrogateescape") as handle:
         for line_number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -89,25 +96,70 @@ def read_jsonl(path: Path) -> list[tuple[int, dict]]:
                 row = json.loads(line)
             except json.JSONDecodeError as error:
                 raise MCGADataError(f"{path}:{line_number}: not valid JSON ({error.msg} at column {error.colno})") from None
+            except RecursionError:
+                raise MCGADataError(f"{path}:{line_number}: not a usable JSON row: nested deeper than Python's JSON reader allows ({len(line)} characters)") from None
             if not isinstance(row, dict):
                 raise MCGADataError(f"{path}:{line_number}: expected a JSON object, got {type(row).__name__}")
             rows.append((line_number, row))
     return rows
 
 
-def resolve_audio_path(data_dir: Path, relative: str, where: str) -> Path:
+#: Fields that hold text in every task file; ``id`` may also be an integer.
+TEXT_FIELDS = ("asr", "audio", "s2tt", "sec_1", "sec_2", "sec_3", "sqa", "sqa_a", "su", "su_a", "sr", "sr_a", "genre", "dynasty", "source")
+
+
+def field_problem(row: dict) -> tuple[str, str] | None:
+    """``(field, reason)`` for the first field of a row whose value has the wrong type, or that holds bytes that are
+    not UTF-8, else ``None``.
+
+    Types: the :data:`TEXT_FIELDS` present must be JSON strings (not an object, list, number, ``true``, ``NaN`` or
+    ``Infinity``, which Python's JSON reader accepts); ``id`` a string or an integer. Every string in the row, nested
+    ones included, must have been valid UTF-8 in the file (:func:`read_jsonl` keeps bad bytes as U+DC80-U+DCFF).
+    """
+    from lmms_eval_tasks.audio import first_not_utf8  # the loaders' shared cell checks; importing it does not import lmms-eval
+
+    for field, value in row.items():
+        if field == "id":
+            if isinstance(value, bool) or not isinstance(value, (str, int)):
+                return field, f"must be a string or an integer, got {_type_name(value)}"
+        elif field in TEXT_FIELDS and value is not None and not isinstance(value, str):
+            return field, f"must be a string, got {_type_name(value)}"
+        bad = first_not_utf8(value)
+        if bad is not None:
+            return field, f"holds a byte that is not UTF-8 (0x{ord(bad.group()) - 0xDC00:02x}): the file is not UTF-8 (Latin-1 or another legacy encoding?); re-save it as UTF-8"
+    return None
+
+
+def _type_name(value: object) -> str:
+    """``"an object"``, ``"true"``, ``"the number nan"`` ...: a JSON value's type as the file spells it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    return {dict: "an object", list: "a list"}.get(type(value), type(value).__name__)
+
+
+def resolve_audio_path(data_dir: Path, relative: str, where: str, warnings: list[tuple[str, str]] | None = None) -> Path:
     """Absolute path of a row's audio file, refusing anything outside ``data_dir``.
 
     Args:
         data_dir: the folder holding the jsonl files.
         relative: the row's ``audio`` field.
         where: ``"file:line (id ...)"`` used in error messages.
+        warnings: where to add ``(where, warning)`` for a usable but all-silent or clipped clip
+            (:func:`lmms_eval_tasks.audio.audio_file_check`); ``None``: not collected.
 
     Raises:
-        MCGADataError: absolute path, escape from ``data_dir`` (``..`` or a symlink), missing file, or a file
+        MCGADataError: a path that is not a string or holds a control character (NUL ...), absolute path, escape from ``data_dir`` (``..`` or a symlink), missing file, or a file
             that is not usable audio (undecodable, empty, truncated or shorter than
-            :data:`lmms_eval_tasks.audio.MIN_AUDIO_SECONDS`; see :func:`lmms_eval_tasks.audio.audio_file_problem`).
+            :data:`lmms_eval_tasks.audio.MIN_AUDIO_SECONDS`, or holding NaN/±inf samples; see
+            :func:`lmms_eval_tasks.audio.audio_file_check`).
     """
+    from lmms_eval_tasks.audio import audio_file_check_once, path_text_problem  # decoded once per run: the tasks share the clips
+
+    problem = path_text_problem(relative)
+    if problem is not None:
+        raise MCGADataError(f"{where}: field 'audio': the audio path {problem}")
     if os.path.isabs(relative) or relative.startswith(("/", "\\")) or (len(relative) > 1 and relative[1] == ":"):
         raise MCGADataError(f"{where}: audio path {relative!r} is absolute; it must be relative to {data_dir}")
     root = Path(data_dir).resolve()
@@ -116,11 +168,11 @@ def resolve_audio_path(data_dir: Path, relative: str, where: str) -> Path:
         raise MCGADataError(f"{where}: audio path {relative!r} escapes the data folder {root}")
     if not path.is_file():
         raise MCGADataError(f"{where}: audio file {path} does not exist")
-    from lmms_eval_tasks.audio import audio_file_problem_once  # decoded once per run: the tasks share the clips
-
-    problem = audio_file_problem_once(path)
-    if problem is not None:
-        raise MCGADataError(f"{where}: field 'audio': audio file {path} is {problem}")
+    check = audio_file_check_once(path)
+    if check.problem is not None:
+        raise MCGADataError(f"{where}: field 'audio': audio file {path} is {check.problem}")
+    if check.warning is not None and warnings is not None:
+        warnings.append((where, check.warning))
     return path
 
 
@@ -148,13 +200,15 @@ def gold_problem(task: str, row: dict) -> tuple[str, str] | None:
     return None
 
 
-def load_task_rows(task: str, split: str = "test", data_dir: str | Path | None = None) -> list[dict]:
+def load_task_rows(task: str, split: str = "test", data_dir: str | Path | None = None, warnings: list[tuple[str, str]] | None = None) -> list[dict]:
     """Load and check the rows of one MCGA task file.
 
     Args:
         task: ``asr``, ``s2tt``, ``sec``, ``sqa``, ``su`` or ``sr``.
         split: ``test`` (released), ``val`` or ``train``.
         data_dir: folder holding ``MCGA_{task}_{split}.jsonl``; default :func:`data_dir_from_env`.
+        warnings: where to add ``(where, warning)`` for each all-silent or clipped clip (scored as it is); ``None``:
+            they are logged, counted in one line (:func:`lmms_eval_tasks.audio.summarise_audio_warnings`).
 
     Returns:
         The rows in file order, each a copy with ``id`` as a string and two added fields: ``audio_path``
@@ -168,9 +222,12 @@ def load_task_rows(task: str, split: str = "test", data_dir: str | Path | None =
         raise MCGADataError(f"unknown MCGA task {task!r}; known: {sorted(REQUIRED_FIELDS)}")
     root = Path(data_dir) if data_dir is not None else data_dir_from_env()
     path = task_file(root, task, split)
-    rows, seen_audio = [], {}
+    rows, seen_audio, found = [], {}, []
     for line_number, row in read_jsonl(path):
         where = f"{path}:{line_number} (id {row.get('id')!r}, audio {row.get('audio')!r})"
+        wrong = field_problem(row)
+        if wrong is not None:
+            raise MCGADataError(f"{where}: field {wrong[0]!r} {wrong[1]}")
         missing = [f for f in REQUIRED_FIELDS[task] if row.get(f) is None or not str(row.get(f)).strip()]
         if missing:
             raise MCGADataError(f"{where}: missing or empty field(s) {missing}")
@@ -184,10 +241,18 @@ def load_task_rows(task: str, split: str = "test", data_dir: str | Path | None =
         problem = gold_problem(task, row)
         if problem is not None:
             raise MCGADataError(f"{where}: field {problem[0]!r} {problem[1]}")
-        audio_path = resolve_audio_path(root, audio, where)
+        audio_path = resolve_audio_path(root, audio, where, found)
         rows.append({**row, "id": str(row["id"]), "audio_path": str(audio_path), DOC_KEY_FIELD: audio})
     if not rows:
         raise MCGADataError(f"{path}: no rows")
+    if warnings is not None:
+        warnings.extend(found)
+    else:
+        from lmms_eval_tasks.audio import audio_warnings_line
+
+        line = audio_warnings_line(found, f"MCGA {task} ({path})")
+        if line:
+            logger.warning(line)
     return rows
 
 
@@ -355,14 +420,18 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     for task in REQUIRED_FIELDS:
         if task_file(root, task, args.split).is_file():
+            warnings: list[tuple[str, str]] = []
             try:
-                rows = load_task_rows(task, args.split, root)
+                rows = load_task_rows(task, args.split, root, warnings)
             except MCGADataError as error:
                 print(f"{task}: ERROR {error}", file=sys.stderr)
                 status = 1
                 continue
             texts = len({row["id"] for row in rows})
-            print(f"{task}: {len(rows)} rows OK ({texts} distinct ids; documents keyed by audio path)")
+            flagged = f"; {len(warnings)} with audio warnings, listed below" if warnings else ""
+            print(f"{task}: {len(rows)} rows OK ({texts} distinct ids; documents keyed by audio path{flagged})")
+            for where, warning in warnings:
+                print(f"{task}: WARNING {where}: audio {warning}")
     return status
 
 

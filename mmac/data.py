@@ -31,6 +31,7 @@ import argparse
 import copy
 import csv
 import json
+import logging
 import math
 import os
 import sys
@@ -39,6 +40,8 @@ from pathlib import Path
 
 from mmac.judging import RubricError, load_rubric, rubric_path
 from mmac.schema import CATEGORIES, DIMENSION_CATEGORY, LABEL_TYPES, canonical_name
+
+logger = logging.getLogger(__name__)
 
 DATA_DIR_ENV = "MMAC_DATA_DIR"
 COLUMN_MAP_ENV = "MMAC_COLUMN_MAP"
@@ -70,8 +73,10 @@ def column_map(overrides: str | Path | dict | None = None) -> dict:
     if isinstance(overrides, (str, Path)):
         try:
             overrides = json.loads(Path(overrides).expanduser().read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as error:
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
             raise MMACDataError(f"column map {overrides}: cannot read it ({error})") from None
+        except RecursionError:
+            raise MMACDataError(f"column map {overrides}: cannot read it (JSON nested deeper than Python's JSON reader allows)") from None
     if overrides is not None:
         if not isinstance(overrides, dict):
             raise MMACDataError(f"column map override must be a JSON object, got {type(overrides).__name__}")
@@ -103,17 +108,25 @@ def _plain(value):
     return value
 
 
+_TOO_DEEP = "nested deeper than Python's JSON reader allows"
+
+
 def read_rows(path: Path) -> list[tuple[str, dict]]:
     """``[(where, row), ...]`` of one .jsonl / .json / .csv / .parquet file; ``where`` is ``file:line`` or ``file:row N``.
 
+    Text files are read as UTF-8 (a byte-order mark at the start is dropped, so it cannot rename the first CSV
+    column); bytes that are not UTF-8 are kept as U+DC80-U+DCFF, so that the row check names the row and field
+    holding them (:func:`_check_cells`).
+
     Raises:
-        MMACDataError: unreadable file, bad JSON line, a row that is not an object, unknown extension.
+        MMACDataError: unreadable file, bad JSON line (or one nested too deeply to read), a CSV line that cannot be
+            parsed, a row that is not an object, unknown extension.
     """
     suffix = path.suffix.lower()
     try:
         if suffix == ".jsonl":
             rows = []
-            with path.open(encoding="utf-8") as handle:
+            with path.open(encoding="utf-8-sig", errors="surrogateescape") as handle:
                 for number, line in enumerate(handle, start=1):
                     if not line.strip():
                         continue
@@ -121,14 +134,27 @@ def read_rows(path: Path) -> list[tuple[str, dict]]:
                         rows.append((f"{path}:{number}", json.loads(line)))
                     except json.JSONDecodeError as error:
                         raise MMACDataError(f"{path}:{number}: not valid JSON ({error.msg} at column {error.colno})") from None
+                    except RecursionError:
+                        raise MMACDataError(f"{path}:{number}: not a usable JSON row: {_TOO_DEEP} ({len(line)} characters)") from None
         elif suffix == ".json":
-            value = json.loads(path.read_text(encoding="utf-8"))
+            try:
+                value = json.loads(path.read_text(encoding="utf-8-sig", errors="surrogateescape"))
+            except json.JSONDecodeError as error:
+                raise MMACDataError(f"{path}:{error.lineno}: not valid JSON ({error.msg} at column {error.colno})") from None
+            except RecursionError:
+                raise MMACDataError(f"{path}: not usable JSON: {_TOO_DEEP}") from None
             if not isinstance(value, list):
                 raise MMACDataError(f"{path}: expected a JSON list of objects")
             rows = [(f"{path}:row {number}", row) for number, row in enumerate(value, start=1)]
         elif suffix == ".csv":
-            with path.open(encoding="utf-8", newline="") as handle:
-                rows = [(f"{path}:{number}", row) for number, row in enumerate(csv.DictReader(handle), start=2)]  # line 1 = header
+            with path.open(encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
+                reader = csv.DictReader(handle)
+                rows = []
+                try:
+                    for row in reader:
+                        rows.append((f"{path}:{reader.line_num}", row))  # the row's last physical line (line 1 = header)
+                except csv.Error as error:
+                    raise MMACDataError(f"{path}:{reader.line_num}: not a readable CSV line ({error})") from None
         elif suffix == ".parquet":
             import pandas
 
@@ -144,9 +170,41 @@ def read_rows(path: Path) -> list[tuple[str, dict]]:
     return rows
 
 
-def _audio(where: str, root: Path, relative: str) -> Path:
-    from lmms_eval_tasks.audio import audio_file_problem_once  # once per clip per run; importing it does not import lmms-eval
+#: Per field, the value types a cell may hold (``targets`` is checked entry by entry in :func:`_targets`).
+_CELL_TYPES = {"id": (str, int), "scale": (int, float, str), "label": (str, int, float), "targets": (str, list, dict)}
 
+
+def _check_cells(where: str, row: dict, columns: dict) -> None:
+    """Refuse a mapped cell of the wrong type (``true`` read as the label "True", an object as a path ...) or holding
+    bytes that were not UTF-8 in the file, naming the row and field. Text fields must be strings; ``id`` a string or
+    an integer; ``label`` text or a number; ``scale`` a number; never ``true``/``false``, ±inf or NaN where a value is
+    given (a missing value is reported by the field's own check)."""
+    for field, column in columns.items():
+        if not column or column not in row or _missing(row[column]):
+            continue
+        _check_value(where, field, _plain(row[column]), _CELL_TYPES.get(field, (str,)))
+
+
+def _check_value(where: str, field: str, value, types: tuple) -> None:
+    if isinstance(value, bool) or not isinstance(value, types) or (isinstance(value, float) and not math.isfinite(value)):
+        shown = ("true" if value else "false") if isinstance(value, bool) else {dict: "an object", list: "a list"}.get(type(value), repr(value)[:40])
+        raise MMACDataError(f"{where} field {field}: holds {shown}, expected {' or '.join(_TYPE_WORDS[t] for t in types)}")
+    from lmms_eval_tasks.audio import first_not_utf8  # the loaders' shared cell checks; importing it does not import lmms-eval
+
+    bad = first_not_utf8(value)
+    if bad is not None:
+        raise MMACDataError(f"{where} field {field}: holds a byte that is not UTF-8 (0x{ord(bad.group()) - 0xDC00:02x}): the file is not UTF-8 (Latin-1 or another legacy encoding?); re-save it as UTF-8")
+
+
+_TYPE_WORDS = {str: "text", int: "an integer", float: "a number", list: "a list", dict: "an object"}
+
+
+def _audio(where: str, root: Path, relative, warnings: list[tuple[str, str]]) -> Path:
+    from lmms_eval_tasks.audio import audio_file_check_once, path_text_problem  # once per clip per run; importing it does not import lmms-eval
+
+    problem = path_text_problem(relative)
+    if problem:
+        raise MMACDataError(f"{where} field audio: the path {problem}")
     if os.path.isabs(relative) or relative.startswith(("/", "\\")) or (len(relative) > 1 and relative[1] == ":"):
         raise MMACDataError(f"{where} field audio: path {relative!r} is absolute; it must be relative to {root}")
     base = root.resolve()
@@ -155,9 +213,11 @@ def _audio(where: str, root: Path, relative: str) -> Path:
         raise MMACDataError(f"{where} field audio: path {relative!r} escapes the data folder {base}")
     if not path.is_file():
         raise MMACDataError(f"{where} field audio: file {path} does not exist")
-    problem = audio_file_problem_once(path)
-    if problem:
-        raise MMACDataError(f"{where} field audio: {path} is {problem}")
+    check = audio_file_check_once(path)
+    if check.problem:
+        raise MMACDataError(f"{where} field audio: {path} is {check.problem}")
+    if check.warning:
+        warnings.append((where, check.warning))
     return path
 
 
@@ -176,6 +236,8 @@ def _targets(where: str, row: dict, columns: dict, mapping: dict, rubric: dict) 
                 raw = json.loads(raw)
             except json.JSONDecodeError as error:
                 raise MMACDataError(f"{where} field targets: not valid JSON ({error.msg})") from None
+            except RecursionError:
+                raise MMACDataError(f"{where} field targets: not usable JSON: {_TOO_DEEP}") from None
         if isinstance(raw, dict):
             raw = [raw]
         if not isinstance(raw, list) or not raw or not all(isinstance(t, dict) for t in raw):
@@ -185,6 +247,9 @@ def _targets(where: str, row: dict, columns: dict, mapping: dict, rubric: dict) 
         specs = [("", *(row.get(columns[f]) if columns.get(f) else None for f in ("dimension", "label", "label_type", "scale")))]
     targets = []
     for prefix, dimension, label, label_type, scale in specs:
+        for name, value, types in (("dimension", dimension, (str,)), ("label", label, _CELL_TYPES["label"]), ("label_type", label_type, (str,)), ("scale", scale, _CELL_TYPES["scale"])):
+            if not _missing(value):
+                _check_value(where, f"{prefix}{name}", _plain(value), types)
         if _missing(dimension):
             raise MMACDataError(f"{where} field {prefix}dimension: missing or empty")
         name = _mapped(dimension, mapping.get("dimension_map", {}))
@@ -210,13 +275,17 @@ def _targets(where: str, row: dict, columns: dict, mapping: dict, rubric: dict) 
     return targets
 
 
-def load_samples(data_dir: str | Path | None = None, columns: str | Path | dict | None = None, rubric: str | Path | None = None) -> list[dict]:
+def load_samples(
+    data_dir: str | Path | None = None, columns: str | Path | dict | None = None, rubric: str | Path | None = None, warnings: list[tuple[str, str]] | None = None
+) -> list[dict]:
     """Read and check every MMAC sample of a data folder.
 
     Args:
         data_dir: the data folder; default :func:`data_dir_from_env`.
         columns: mapping override (dict or JSON file); default ``$MMAC_COLUMN_MAP``.
         rubric: rubric file; default :func:`mmac.judging.rubric_path`.
+        warnings: where to add ``(row, warning)`` for each all-silent or clipped clip (scored as it is); ``None``: they
+            are logged in one line (:func:`lmms_eval_tasks.audio.audio_warnings_line`).
     Returns:
         Samples in file order: ``{"id", "audio", "audio_path" (absolute), "category", "targets": [{"dimension",
         "label", "label_type", "scale"}, ...], "language", "source"}`` (language/source "" when absent).
@@ -237,8 +306,10 @@ def load_samples(data_dir: str | Path | None = None, columns: str | Path | dict 
         raise MMACDataError(f"{root}: no data file matches {mapping['files']} (set files in the column map)")
     samples: dict[str, dict] = {}
     origin: dict[str, str] = {}
+    found: list[tuple[str, str]] = []
     for file in files:
         for where, row in read_rows(file):
+            _check_cells(where, row, cols)
             audio = row.get(cols["audio"])
             if _missing(audio):
                 raise MMACDataError(f"{where} field audio (column {cols['audio']!r}): missing or empty")
@@ -273,12 +344,18 @@ def load_samples(data_dir: str | Path | None = None, columns: str | Path | dict 
                     raise MMACDataError(f"{where}: dimension {sorted(repeated)} given twice for this id (first at {origin[sample_id]})")
                 first["targets"].extend(targets)
                 continue
-            samples[sample_id] = {"id": sample_id, "audio": str(audio), "audio_path": str(_audio(where, root, str(audio))),
+            samples[sample_id] = {"id": sample_id, "audio": str(audio), "audio_path": str(_audio(where, root, audio, found)),
                                   "category": category, "targets": targets, **extra}  # fmt: skip
             origin[sample_id] = where
     order = list(DIMENSION_CATEGORY)
     for sample in samples.values():
         sample["targets"].sort(key=lambda t: order.index(t["dimension"]))
+    if warnings is not None:
+        warnings.extend(found)
+    elif found:
+        from lmms_eval_tasks.audio import audio_warnings_line
+
+        logger.warning(audio_warnings_line(found, f"MMAC {root}"))
     return list(samples.values())
 
 
@@ -327,12 +404,16 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--columns", default=None, help="column/label mapping JSON (default $MMAC_COLUMN_MAP)")
     args = parser.parse_args(argv)
     root = Path(args.data_dir) if args.data_dir else data_dir_from_env()
+    warnings: list[tuple[str, str]] = []
     try:
-        samples = load_samples(root, args.columns)
+        samples = load_samples(root, args.columns, warnings=warnings)
     except MMACDataError as error:
         print(f"ERROR {error}", file=sys.stderr)
         return 1
-    print(f"{root}: {len(samples)} samples OK (rubric {rubric_path()})")
+    flagged = f"; {len(warnings)} with audio warnings, listed below" if warnings else ""
+    print(f"{root}: {len(samples)} samples OK (rubric {rubric_path()}{flagged})")
+    for where, warning in warnings:
+        print(f"WARNING {where}: audio {warning}")
     for category, dims in summary(samples).items():
         missing = [d for d in CATEGORIES[category] if d not in dims]
         print(f"  {category}: " + ", ".join(f"{d} {n}" for d, n in dims.items()) + (f" (no sample for {', '.join(missing)})" if missing else ""))

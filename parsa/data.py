@@ -58,11 +58,14 @@ import argparse
 import copy
 import hashlib
 import json
+import logging
 import math
 import os
 import re
 import sys
 from pathlib import Path
+
+logger = logging.getLogger(__name__)
 
 DATA_DIR_ENV = "PARSA_DATA_DIR"
 COLUMN_MAP_ENV = "PARSA_COLUMN_MAP"
@@ -364,15 +367,42 @@ def task_files(root: Path, task: str, mapping: dict) -> tuple[str, list[Path]]:
     )
 
 
-def _read_rows(kind: str, files: list[Path]) -> list[tuple[str, dict]]:
-    """``[(where, row), ...]`` with ``where`` = ``"file row N"`` (N 1-based, header not counted)."""
+def _not_utf8_error(path: Path, columns: dict) -> PARSADataError:
+    """The data error for a CSV file that is not UTF-8, naming the first row, column and field holding a byte that is
+    not (the file read again with each bad byte kept as U+DC80-U+DCFF, only to find it)."""
+    import csv
+    import io
+
+    from lmms_eval_tasks.audio import NOT_UTF8, first_not_utf8  # the loaders' shared cell checks
+
+    fields = {name: field for field, spec in columns.items() for name in (spec if isinstance(spec, list) else [spec]) if name}
+    text = path.read_bytes().decode("utf-8-sig", errors="surrogateescape")
+    for number, row in enumerate(csv.DictReader(io.StringIO(text, newline="")), start=1):
+        for column, value in row.items():
+            bad = first_not_utf8(value) if isinstance(column, str) else None
+            if bad:
+                ident = row.get(columns.get("id") or "") or ""
+                field = f" (field {fields[column]!r})" if column in fields else ""
+                return PARSADataError(
+                    f"{path} row {number} (id {NOT_UTF8.sub('?', ident)!r}): column {column!r}{field} holds a byte that is not UTF-8 "
+                    f"(0x{ord(bad.group()) - 0xDC00:02x} at character {bad.start()}): the file is not UTF-8 (Windows-1256, Latin-1 or another "
+                    "legacy encoding?); re-save it as UTF-8"
+                )
+    return PARSADataError(f"{path}: not a UTF-8 file (a byte that is not UTF-8 outside any cell, e.g. in the header); re-save it as UTF-8")
+
+
+def _read_rows(kind: str, files: list[Path], columns: dict) -> list[tuple[str, dict]]:
+    """``[(where, row), ...]`` with ``where`` = ``"file row N"`` (N 1-based, header not counted); ``columns`` (the
+    column map's ``columns``) names the field in a data error."""
     rows = []
     if kind == "csv":
         import pandas
 
         [path] = files
-        try:
-            frame = pandas.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+        try:  # utf-8-sig: a byte-order mark would otherwise rename the first column
+            frame = pandas.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+        except UnicodeDecodeError:
+            raise _not_utf8_error(path, columns) from None
         except Exception as error:  # pandas raises several parser error types
             raise PARSADataError(f"{path}: not a readable UTF-8 CSV file ({error})") from None
         rows += [(f"{path} row {i}", row) for i, row in enumerate(frame.to_dict(orient="records"), start=1)]
@@ -396,6 +426,10 @@ def _text(value) -> str:
     return "" if _is_missing(value) else str(value).strip()
 
 
+#: Fields whose cell may hold a list or an object (parquet): options, NER entities, the HF ``Audio`` struct.
+_STRUCTURED_FIELDS = {"options": (list,), "reference": (list,), "audio": (dict,)}
+
+
 class _Row:
     """One raw row with the context needed for error messages."""
 
@@ -403,6 +437,28 @@ class _Row:
         self.task, self.where, self.row, self.columns = task, where, row, columns
         id_column = columns.get("id")
         self.label = f"{where} (id {_text(row.get(id_column))!r})" if id_column else where
+        self.audio_warning: str | None = None
+
+    def check_cells(self) -> None:
+        """Refuse a mapped cell whose type scoring would misread.
+
+        A cell must be text or a number (a list for ``options``/``reference``, an object for ``audio``, as parquet holds
+        them); never ``true``/``false`` (``True`` would be read as the text "True", e.g. a code_switch label), never
+        ±inf. (Text that was not UTF-8 in a CSV file is refused when the file is read, :func:`_not_utf8_error`.)
+
+        Raises:
+            PARSADataError: naming the row, the column and the field.
+        """
+        for field, spec in self.columns.items():
+            for name in spec if isinstance(spec, list) else [spec]:
+                if name is None or name not in self.row:
+                    continue
+                value = _plain(self.row[name])
+                allowed = _STRUCTURED_FIELDS.get(field, ())
+                if isinstance(value, bool) or not isinstance(value, (str, int, float, type(None), *allowed)):
+                    raise self.error(f"column {name!r} (field {field!r}) holds {_type_name(value)}, not text or a number", field)
+                if isinstance(value, float) and math.isinf(value):
+                    raise self.error(f"column {name!r} (field {field!r}) holds {value!r}, not text or a finite number", field)
 
     def error(self, message: str, field: str | None = None) -> PARSADataError:
         hint = ""
@@ -431,18 +487,34 @@ class _Row:
         return value
 
 
+def _plain(value):
+    """numpy scalars and arrays (parquet) -> Python values."""
+    return value.tolist() if hasattr(value, "tolist") else value
+
+
+def _type_name(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return {dict: "an object", list: "a list"}.get(type(value), type(value).__name__)
+
+
 def _inside(path: Path, root: Path) -> bool:
     return path.resolve().is_relative_to(root.resolve())
 
 
 def _audio_path(row: _Row, root: Path, base: Path, audio_dir: str | None) -> Path:
+    from lmms_eval_tasks.audio import path_text_problem
+
     value = row.value("audio", required=True)
     if isinstance(value, dict):
         if value.get("bytes"):
-            return _checked_audio_bytes(row, value["bytes"], value.get("path") or "")
+            return _checked_audio_bytes(row, value["bytes"], str(value.get("path") or ""))
         value = value.get("path")
         if _is_missing(value):
             raise row.error("audio struct has neither bytes nor a path", "audio")
+    problem = path_text_problem(value.strip() if isinstance(value, str) else value)
+    if problem:
+        raise row.error(f"the audio path {problem}", "audio")
     relative = str(value).strip()
     if os.path.isabs(relative) or relative.startswith(("/", "\\")) or (len(relative) > 1 and relative[1] == ":"):
         raise row.error(f"audio path {relative!r} is absolute; it must be relative to {base}", "audio")
@@ -453,20 +525,26 @@ def _audio_path(row: _Row, root: Path, base: Path, audio_dir: str | None) -> Pat
     found = next((c for c in candidates if c.is_file()), None)
     if found is None:
         raise row.error(f"audio file {relative!r} not found (looked at {', '.join(str(c) for c in candidates)})", "audio")
-    problem = audio_problem(found)
-    if problem:
-        raise row.error(f"audio file {found} is {problem}", "audio")
+    check = audio_check(found)
+    if check.problem:
+        raise row.error(f"audio file {found} is {check.problem}", "audio")
+    row.audio_warning = check.warning
     return found.resolve()
 
 
-def audio_problem(path: str | Path) -> str | None:
-    """Why the audio file at ``path`` cannot be used, or ``None``: :func:`lmms_eval_tasks.audio.audio_file_problem`
-    (the whole file is decoded: unreadable, empty/0-sample, truncated, or shorter than
-    ``lmms_eval_tasks.audio.MIN_AUDIO_SECONDS``), remembered per (path, size, mtime) so the several settings of a
-    task loaded in one run decode each file once (:func:`lmms_eval_tasks.audio.audio_file_problem_once`)."""
-    from lmms_eval_tasks.audio import audio_file_problem_once  # importing it does not import lmms-eval
+def audio_check(path: str | Path):
+    """What :func:`lmms_eval_tasks.audio.audio_file_check` finds in the audio file at ``path`` (the whole file is decoded;
+    problem: unreadable, empty/0-sample, truncated, shorter than ``lmms_eval_tasks.audio.MIN_AUDIO_SECONDS``, NaN or
+    ±inf samples; warning: all silent or clipped), remembered per (path, size, mtime) so the several settings of a
+    task loaded in one run decode each file once (:func:`lmms_eval_tasks.audio.audio_file_check_once`)."""
+    from lmms_eval_tasks.audio import audio_file_check_once  # importing it does not import lmms-eval
 
-    return audio_file_problem_once(path)
+    return audio_file_check_once(path)
+
+
+def audio_problem(path: str | Path) -> str | None:
+    """The ``problem`` of :func:`audio_check`: why the audio file at ``path`` cannot be used, or ``None``."""
+    return audio_check(path).problem
 
 
 def audio_cache_dir() -> Path:
@@ -484,16 +562,22 @@ def _checked_audio_bytes(row: _Row, payload: bytes, name: str) -> Path:
         target = _cached_audio_bytes(bytes(payload), name)
     except (OSError, TypeError) as error:
         raise row.error(f"embedded audio bytes in column {column!r} (file name {name!r}) could not be written to the audio cache ({error})", "audio") from None
-    problem = audio_problem(target)
-    if problem:
+    check = audio_check(target)
+    if check.problem:
         target.unlink(missing_ok=True)
-        problem = problem.replace(str(target), "<embedded bytes>")
+        problem = check.problem.replace(str(target), "<embedded bytes>")
         raise row.error(f"embedded audio bytes in column {column!r} ({len(payload)} bytes, file name {name!r}) are {problem}", "audio")
+    row.audio_warning = check.warning
     return target
 
 
 def _cached_audio_bytes(payload: bytes, name: str) -> Path:
-    suffix = Path(name).suffix.lower() or ".wav"
+    """Embedded bytes written once to the cache, named by their SHA-1 and by the container their bytes hold
+    (:func:`lmms_eval_tasks.audio.container_format`; the struct's file name only when the bytes are not readable
+    audio, which the check then reports): MP3 bytes with no name, or under a ``.wav`` name, become ``<sha1>.mp3``."""
+    from lmms_eval_tasks.audio import CONTAINER_SUFFIXES, container_format
+
+    suffix = CONTAINER_SUFFIXES.get(container_format(payload) or "", Path(name).suffix.lower() or ".bin")
     target = audio_cache_dir() / f"{hashlib.sha1(payload).hexdigest()}{suffix}"
     if not target.is_file():
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -514,6 +598,8 @@ def _list_cell(row: _Row, raw, rule: str, items: str, key: str) -> list:
             raw = json.loads(raw)
         except json.JSONDecodeError:
             raise row.error(f"{rule} a JSON list of {items}, got {raw[:60]!r}", key) from None
+        except RecursionError:
+            raise row.error(f"{rule} a JSON list of {items}, got JSON nested deeper than Python's JSON reader allows ({len(raw)} characters)", key) from None
     if hasattr(raw, "tolist"):
         raw = raw.tolist()
     if not isinstance(raw, list):
@@ -638,6 +724,7 @@ def _document(row: _Row, spec, mapping: dict, root: Path, base: Path, setting: s
     kind, form = spec.kind, mapping.get("reference_format")
     if form not in REFERENCE_FORMATS[kind]:
         raise PARSADataError(f"column map key {spec.name}.reference_format is {form!r}; for a {kind} task use one of {list(REFERENCE_FORMATS[kind])}")
+    row.check_cells()
     row_id = _text(row.value("id", required=True)) if row.columns.get("id") else str(number)
     needs_transcript = kind == "asr" or kind == "translation" or setting in ("text", "audio_ref")
     transcript_column = row.column("transcript", required=needs_transcript)
@@ -669,7 +756,9 @@ def _document(row: _Row, spec, mapping: dict, root: Path, base: Path, setting: s
             "reference": reference, "question": question, "options": options}  # fmt: skip
 
 
-def load_task_docs(task: str, data_dir: str | Path | None = None, setting: str = "audio", columns: str | Path | dict | None = None) -> list[dict]:
+def load_task_docs(
+    task: str, data_dir: str | Path | None = None, setting: str = "audio", columns: str | Path | dict | None = None, warnings: list[tuple[str, str]] | None = None
+) -> list[dict]:
     """Load and check every row of one task; return canonical documents in file order.
 
     Args:
@@ -678,6 +767,8 @@ def load_task_docs(task: str, data_dir: str | Path | None = None, setting: str =
         setting: ``audio``, ``text``, ``audio_ref``, ``fewshot`` or ``cot``; ``text``/``audio_ref`` require a
             non-empty transcript in every row.
         columns: column-map overrides (dict or JSON path); default ``$PARSA_COLUMN_MAP``.
+        warnings: where to add ``(row, warning)`` for each all-silent or clipped clip (scored as it is); ``None``: they
+            are logged in one line (:func:`lmms_eval_tasks.audio.audio_warnings_line`).
 
     Returns:
         ``[{"id", "task", "audio_path", "transcript", "reference", "question", "options"}, ...]``.
@@ -694,8 +785,8 @@ def load_task_docs(task: str, data_dir: str | Path | None = None, setting: str =
     mapping = column_map(columns)[task]
     root = data_root(data_dir)
     kind, files = task_files(root, task, mapping)
-    docs, seen = [], {}
-    for number, (where, raw_row) in enumerate(_read_rows(kind, files), start=1):
+    docs, seen, found = [], {}, []
+    for number, (where, raw_row) in enumerate(_read_rows(kind, files, mapping["columns"]), start=1):
         row = _Row(task, where, raw_row, mapping["columns"])
         base = Path(where.rsplit(" row ", 1)[0]).parent
         doc = _document(row, spec, mapping, root, base, setting, number)
@@ -703,8 +794,16 @@ def load_task_docs(task: str, data_dir: str | Path | None = None, setting: str =
             raise row.error(f"duplicate id {doc['id']!r}, first seen at {seen[doc['id']]}", "id")
         seen[doc["id"]] = where
         docs.append(doc)
+        if row.audio_warning:
+            found.append((row.label, row.audio_warning))
     if not docs:
         raise PARSADataError(f"{', '.join(map(str, files))}: no rows for task {task}")
+    if warnings is not None:
+        warnings.extend(found)
+    elif found:
+        from lmms_eval_tasks.audio import audio_warnings_line
+
+        logger.warning(audio_warnings_line(found, f"PARSA {task}"))
     return docs
 
 
@@ -770,12 +869,13 @@ def check_command(data_dir: str | Path | None = None) -> int:
         return 1
     failed = []
     for task, spec in TASKS.items():
+        warnings: list[tuple[str, str]] = []
         try:
-            docs = load_task_docs(task, root)
+            docs = load_task_docs(task, root, warnings=warnings)
             for setting in spec.settings:
                 if setting in ("text", "audio_ref"):
                     try:
-                        load_task_docs(task, root, setting=setting)  # audio decoding is remembered: cheap
+                        load_task_docs(task, root, setting=setting, warnings=[])  # audio decoding is remembered: cheap; warnings listed once
                     except PARSADataError as error:
                         raise PARSADataError(f"setting {setting} (task parsa_{task}_{setting}): {error}") from None
                 elif setting == "fewshot":
@@ -783,7 +883,10 @@ def check_command(data_dir: str | Path | None = None) -> int:
                         fewshot_demos(docs)
                     except PARSADataError as error:
                         raise PARSADataError(f"setting fewshot (task parsa_{task}_fewshot): {error}") from None
-            print(f"{task}: {len(docs)} rows OK")
+            flagged = f"; {len(warnings)} with audio warnings, listed below" if warnings else ""
+            print(f"{task}: {len(docs)} rows OK{flagged}")
+            for where, warning in warnings:
+                print(f"{task}: WARNING {where}: audio {warning}")
         except PARSADataError as error:
             print(f"{task}: ERROR {error}", file=sys.stderr)
             failed.append(task)

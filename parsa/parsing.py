@@ -313,6 +313,7 @@ def _closed_object(truncated: str, closers: str) -> dict | None:
     return repair_json_object(truncated)
 
 
+
 def extract_json_object(response: str | None, answer_key: str | None = None) -> dict | None:
     """The JSON object of a model response that holds its answer, or ``None`` when there is none.
 
@@ -427,6 +428,7 @@ def match_label(task: str, value: object) -> str | None:
 # ------------------------------------------------------------------------------------------- options
 # Run on normalize_orthography(text): the ezafe of گزینهٔ / گزینه‌ی / گزینه ی is already gone, ZWNJs removed.
 _NUMBER_ANSWER = re.compile(r"^\W*(?:option|choice|answer|گزینه(?:\s*ی)?)?\s*(?:شماره|number|no\.?)?\s*[:#]?\s*(\d+)\s*(?:[.)\-:،]|$)(.*)$", re.IGNORECASE | re.DOTALL)
+_WHITESPACE_RUN = re.compile(r"\s{2,}")
 _PARENTHESIS = re.compile(r"^(.*?)\((.*?)\)\s*$")
 _PART_SEPARATORS = re.compile(r"[/،,|]")
 
@@ -464,8 +466,11 @@ def match_option(task: str, value: object, options: list[str]) -> tuple[int | No
     if isinstance(value, int):
         return (value, "") if 1 <= value <= n else (None, "invalid_option")
     text = normalize_orthography(str(value)).strip()
+    # each whitespace run kept as its first character: _NUMBER_ANSWER reads \s* only, and its adjacent \W* and \s*
+    # backtracked over a long run (an answer of "!", 1,000 spaces, "!" did not finish in two minutes)
+    text = _WHITESPACE_RUN.sub(lambda run: run.group()[0], text)
     number = _NUMBER_ANSWER.match(text)
-    if number and 1 <= int(number.group(1)) <= n:
+    if number and len(number.group(1).lstrip("0")) <= 6 and 1 <= int(number.group(1)) <= n:  # a 5,000-digit "number" is no option
         return int(number.group(1)), ""
     answer = _map_words(task, text).replace(" ", "")
     if not answer:

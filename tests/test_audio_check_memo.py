@@ -12,14 +12,14 @@ from tests.release_shaped_mcga import write_release
 
 def _counting(monkeypatch):
     calls = []
-    real = audio.audio_file_problem
+    real = audio.audio_file_check
 
     def counted(path, *args, **kwargs):
         calls.append(str(path))
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(audio, "audio_file_problem", counted)
-    audio._audio_file_problem_memo.cache_clear()
+    monkeypatch.setattr(audio, "audio_file_check", counted)
+    audio._audio_file_check_memo.cache_clear()
     return calls
 
 

@@ -12,8 +12,9 @@ from mcga import data
 
 
 def write_wav(path, seconds=1.0, rate=16000):
+    """A 440 Hz tone at a tenth of full scale (neither silent nor clipped: no audio warning)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    soundfile.write(path, np.zeros(int(seconds * rate), dtype=np.float32), rate)
+    soundfile.write(path, 0.1 * np.sin(2 * np.pi * 440 * np.arange(int(seconds * rate)) / rate).astype(np.float32), rate)
 
 
 def write_task(folder, task, rows, raw_lines=()):

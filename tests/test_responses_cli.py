@@ -72,6 +72,7 @@ def test_mcga_failed_echoed_placeholder_and_invalid_responses_are_counted(lmms_e
     asr = r["mcga_asr"]
     assert {m: asr[m] for m in responses.DIAGNOSTIC_METRICS} == {
         "failed_generations": 4, "empty_responses": 0, "unfinished_reasoning": 0, "echoed_prompts": n_asr - 4, "placeholder_copies": 0, "identical_answers": n_asr - 4, "invalid_text_replaced": 0,
+        "scoring_errors": 0, "long_answers": 0,
     }  # fmt: skip
     # The paper-rule CER is unchanged by the diagnostics; the failures are scored as empty hypotheses, never as text.
     refs = [row["asr"] for row in asr_rows]

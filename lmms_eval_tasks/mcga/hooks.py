@@ -111,8 +111,15 @@ def _doc_identity(doc: dict) -> dict:
     return {"key": doc[data.DOC_KEY_FIELD], "id": doc["id"], "speaker": str(doc.get("source") or "")}
 
 
+def _task_and_key(doc: dict) -> tuple[str, str]:
+    return f"mcga_{doc[TASK_FIELD]}" + ("_text" if doc[MODE_FIELD] == "text" else ""), doc[data.DOC_KEY_FIELD]
+
+
+@responses.scoring_guard(_task_and_key, lambda doc, reason: {"signature": doc[TASK_FIELD]})
 def mcga_process_results(doc: dict, results: list[str]) -> dict:
-    """Per-document metric items; the corpus-level scores are computed in the aggregations.
+    """Per-document metric items; the corpus-level scores are computed in the aggregations. A document whose scoring
+    raises is left out of the task's scored metrics and counted in ``scoring_errors``
+    (:func:`lmms_eval_tasks.responses.scoring_guard`).
 
     Every item that is a dict carries the document's ``key``, ``id`` and ``speaker`` (:func:`_doc_identity`), so
     the logged samples say which clip scored what; judged items carry ``key`` for the judge to tell clips of
@@ -164,7 +171,7 @@ def _checked_response(doc: dict, response: str) -> responses.CheckedResponse:
         texts += responses.sentences(instruction)
     return responses.check_response(
         response,
-        task=f"mcga_{task}" + ("_text" if doc[MODE_FIELD] == "text" else ""),
+        task=_task_and_key(doc)[0],
         doc_id=doc[data.DOC_KEY_FIELD],
         clip=doc["audio_path"] if doc[MODE_FIELD] == "audio" else None,
         gold=mcga_doc_to_target(doc),

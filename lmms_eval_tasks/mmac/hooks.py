@@ -78,8 +78,11 @@ JUDGED_METRICS = (
 )  # fmt: skip
 
 
+@responses.scoring_guard(lambda doc: (f"mmac_{doc['category']}", doc["id"]), lambda doc, reason: {"signature": doc["category"]})
 def mmac_process_results(doc: dict, results: list[str]) -> dict:
-    """One item per document, shared by every judged metric; the judge runs in the aggregations.
+    """One item per document, shared by every judged metric; the judge runs in the aggregations. A document whose
+    scoring raises is left out of the judged metrics and counted in ``scoring_errors``
+    (:func:`lmms_eval_tasks.responses.scoring_guard`).
 
     The response is first checked by :func:`lmms_eval_tasks.responses.check_response` (failed generations,
     empty, echoed prompt, identical captions for many clips, invalid text; the diagnostics metrics). The item

@@ -124,9 +124,19 @@ def parsa_doc_to_target(doc: dict) -> str:
     return str(doc["reference"])
 
 
+def _excluded_metrics(doc: dict, reason: str) -> dict:
+    """The task's metrics of a document whose scoring raised: the record of an empty answer, marked excluded with the
+    reason (the paper's rule for an answer that cannot be read: excluded, and counted in ``excluded``)."""
+    task = doc[TASK_FIELD]
+    record = {**scoring.score_response(task, _canonical(doc), ""), "status": "excluded", "reason": f"scoring_error: {reason}", "prediction": None, "raw_answer": None}
+    return {**{metric: record for metric in scoring.metric_names(task)}, "data_source": doc[SOURCE_FIELD]}
+
+
+@responses.scoring_guard(lambda doc: (lmms_task_name(doc[TASK_FIELD], doc[SETTING_FIELD]), doc["id"]), _excluded_metrics)
 def parsa_process_results(doc: dict, results: list[str]) -> dict:
     """One scored record per item (:func:`parsa.scoring.score_response`) under every metric of the task, plus
-    the data source. Aggregations run on rank 0 over the records of all ranks."""
+    the data source. Aggregations run on rank 0 over the records of all ranks. A document whose scoring raises is
+    excluded and counted (:func:`lmms_eval_tasks.responses.scoring_guard`, :func:`_excluded_metrics`)."""
     task = doc[TASK_FIELD]
     checked = _checked_response(doc, results[0] if results else "")
     # a failed generation is scored as ""; reasoning is removed, and one that never closed is excluded (no answer)
