@@ -21,6 +21,7 @@ from mcga import data as mcga_data
 from mcga import metrics as mcga_metrics
 from mcga import normalize
 from parsa import data as parsa_data
+from parsa import scoring
 from parsa.prompts import demo_answer_json
 
 NESTED_AFTER_PROSE = "Let me think about the transcript. " + "[" * 1000 + "]" * 1000
@@ -33,9 +34,31 @@ def _parsa_doc(task: str, index: int = 0) -> dict:
 
 
 # ------------------------------------------------------------------------------------------- the guard
-def test_an_answer_whose_scoring_raises_is_excluded_and_counted_with_its_reason_and_the_others_are_scored():
+def test_a_json_answer_nested_a_thousand_levels_is_excluded_alone_and_the_others_are_scored():
     docs = [_parsa_doc("asr", i) for i in range(3)]
     answers = [NESTED_JSON, demo_answer_json("asr", docs[1]), demo_answer_json("asr", docs[2])]
+    results = [parsa_hooks.parsa_process_results(doc, [answer]) for doc, answer in zip(docs, answers)]
+    first = results[0]["wer_mean"]
+    # the reader bounds what it hands to recursive parsers (parsa.parsing.REPAIR_MAX_DEPTH): no object can be read
+    assert (first["status"], first["reason"]) == ("excluded", "invalid_json")
+    records = [r["wer_mean"] for r in results]
+    assert parsa_hooks.parsa_agg_excluded(records) == 1 and parsa_hooks.parsa_agg_scored(records) == 2
+    assert parsa_hooks.parsa_agg_wer_mean(records) == 0.0  # the two gold answers
+
+
+def test_an_answer_whose_scoring_raises_is_excluded_and_counted_with_its_reason_and_the_others_are_scored(monkeypatch):
+    # Fault injection (named as such): the parser raises RecursionError on the first answer, as the pre-guard reader
+    # did on NESTED_JSON; the guard around process_results must exclude that document alone.
+    docs = [_parsa_doc("asr", i) for i in range(3)]
+    answers = ["raise here", demo_answer_json("asr", docs[1]), demo_answer_json("asr", docs[2])]
+    real_parse = scoring.parse_response
+
+    def parse_or_raise(task, doc, response):
+        if response == "raise here":
+            raise RecursionError("maximum recursion depth exceeded while decoding a JSON array from a unicode string")
+        return real_parse(task, doc, response)
+
+    monkeypatch.setattr(scoring, "parse_response", parse_or_raise)
     results = [parsa_hooks.parsa_process_results(doc, [answer]) for doc, answer in zip(docs, answers)]
     first = results[0]["wer_mean"]
     assert first["status"] == "excluded" and first["reason"].startswith("scoring_error: RecursionError: maximum recursion depth exceeded")
@@ -129,7 +152,7 @@ def test_cli_run_with_hostile_answers_scores_everything_else_counts_them_and_bou
     [results_file] = out.rglob("*_results.json")
     r = {task: {k.split(",")[0]: v for k, v in values.items()} for task, values in json.loads(results_file.read_text(encoding="utf-8"))["results"].items()}
     parsa = r["parsa_asr"]
-    assert (parsa["scoring_errors"], parsa["long_answers"], parsa["excluded"], parsa["scored"]) == (1, 1, 1, len(asr) - 1)
+    assert (parsa["scoring_errors"], parsa["long_answers"], parsa["excluded"], parsa["scored"]) == (0, 1, 1, len(asr) - 1)
     assert parsa["repetition_rate"] == pytest.approx(1 / (len(asr) - 1)) and parsa["wer_fix"] == 0.0  # the loop collapses to the gold
     assert r["mcga_su"]["acc_strict"] == 100.0 and r["mcga_su"]["scoring_errors"] == 0  # read across 400 spaces
     assert r["mcga_asr"]["long_answers"] == 1 and r["mcga_asr"]["scoring_errors"] == 0
@@ -141,15 +164,7 @@ def test_cli_run_with_hostile_answers_scores_everything_else_counts_them_and_bou
     assert max(len(line) for line in lines) < 40 * responses.SAMPLE_TEXT_MAX_CHARS  # the 200,000-character answer is not written in full (x 15 copies)
     logged = {json.loads(line)["wer_mean"]["id"]: json.loads(line) for line in lines}
     excluded = logged[asr[0]["id"]]["wer_mean"]
-    assert excluded["status"] == "excluded" and excluded["reason"].startswith("scoring_error: RecursionError")
+    # read without recursing past parsa.parsing.REPAIR_MAX_DEPTH: the JSON cannot be read, so the answer is excluded alone
+    assert (excluded["status"], excluded["reason"]) == ("excluded", "invalid_json")
     assert logged[asr[1]["id"]]["wer_mean"]["prediction"].endswith(f" … [cut in the samples file: {len(loop.strip()):,} characters in all]")
 
-
-def test_think_removal_equals_the_regex_on_random_tag_soups():
-    from parsa import parsing
-
-    rng = random.Random(11)
-    pieces = ["<think>", "</think>", "<THINK>", "</Think>", "a", " ", "{", "}", "'", "İ", "```"]
-    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(3000)]
-    as_before = [parsing._FENCE.sub("", parsing._THINK.sub("", t)).replace("```", "").strip() for t in texts]
-    assert [parsing.strip_wrappers(t) for t in texts] == as_before
