@@ -148,11 +148,31 @@ def _prefer_task_name_over_empty_folder(args) -> None:
         args.tasks = f"{tasks},{tasks}"
 
 
+def run_uses_plugin(args) -> bool:
+    """True when a CLI run names one of our tasks or groups (``--tasks``, comma-separated) or one of our models
+    (``--model``: :data:`MODEL_CLASSES`, :data:`REPLACED_MODELS`, :data:`UPSTREAM_MODELS`), or names no task (the
+    plugin's error then says how to name one). Only such runs get the plugin's exit status and CLI behaviour."""
+    from lmms_eval_tasks.printed_table import is_plugin_task
+
+    if args is None:
+        return False
+    model = str(getattr(args, "model", "") or "")
+    if model in MODEL_CLASSES or model in REPLACED_MODELS or model in UPSTREAM_MODELS:
+        return True
+    tasks = getattr(args, "tasks", None)
+    if not tasks:
+        return True
+    names = tasks.split(",") if isinstance(tasks, str) else [str(t) for t in tasks]
+    return any(is_plugin_task(name.strip()) for name in names)
+
+
 def _exit_nonzero_on_failure(cli_evaluate_single):
     @functools.wraps(cli_evaluate_single)
     def run_one(args=None, *rest, **kwargs):
         from loguru import logger
 
+        if not run_uses_plugin(args):  # lmms-eval's own runs keep lmms-eval's behaviour, exit status included
+            return cli_evaluate_single(args, *rest, **kwargs)
         logger.info("lmms-eval-audio-plugin: a failed run exits 1 with its cause as the last line (lmms_eval_tasks/plugin.py)")
         _prefer_task_name_over_empty_folder(args)
         try:
@@ -222,6 +242,77 @@ def list_models_for_lmms_eval_models_command(manifests) -> None:
             models.AVAILABLE_CHAT_TEMPLATE_MODELS.setdefault(manifest.model_id, manifest.chat_class_path)
 
 
+# --- results: the lmms-eval version actually used; failed generations on other benchmarks' tasks ----------------
+
+
+def _is_lmms_eval_checkout(root) -> bool:
+    """True when ``root`` (the folder above the ``lmms_eval`` package) is the top of a git work tree: an lmms-eval clone
+    installed in place. An installed package lives in ``site-packages``, which is no work tree of its own (a venv
+    inside another clone, e.g. ``make setup`` in this repository, sits in that clone's tree)."""
+    return os.path.exists(os.path.join(str(root), ".git"))
+
+
+def record_installed_lmms_eval_version() -> None:
+    """Make results record the lmms-eval that ran, not the git commit of whatever clone holds the venv.
+
+    lmms-eval 0.7 writes ``git_hash``, ``git_branch`` and ``lmms_eval_version`` (``branch@sha``) from ``git -C <folder
+    above lmms_eval>``; for a package installed in a venv inside a clone (``make setup`` here) that is the clone's
+    commit. When that folder is not the top of a git work tree (:func:`_is_lmms_eval_checkout`), git is not asked:
+    ``git_hash`` and ``git_branch`` fall back as lmms-eval's own code does (``LMMS_EVAL_GIT_COMMIT``/``GIT_COMMIT``/
+    ``GITHUB_SHA`` and the branch variables, else ``None``) and ``lmms_eval_version`` is the installed package's
+    version (``importlib.metadata``, e.g. ``0.7.3``). An lmms-eval clone installed in place keeps lmms-eval's
+    behaviour. Patches ``lmms_eval.utils._git_output`` and ``get_lmms_eval_version_string`` (also where
+    ``lmms_eval.evaluator`` already bound it).
+    """
+    import importlib.metadata
+    import subprocess
+
+    import lmms_eval.utils as utils
+
+    original_git_output = utils._git_output
+    if getattr(original_git_output, "_lmms_eval_audio_plugin", False) or _is_lmms_eval_checkout(utils._lmms_eval_repo_root()):
+        return
+
+    def _git_output(*args):
+        raise subprocess.CalledProcessError(128, ["git", *args], output=b"lmms-eval is installed as a package, not a git checkout")
+
+    def get_lmms_eval_version_string():
+        return importlib.metadata.version("lmms-eval")
+
+    _git_output._lmms_eval_audio_plugin = True
+    utils._git_output = _git_output
+    utils.get_lmms_eval_version_string = get_lmms_eval_version_string
+    evaluator = sys.modules.get("lmms_eval.evaluator")
+    if evaluator is not None and hasattr(evaluator, "get_lmms_eval_version_string"):
+        evaluator.get_lmms_eval_version_string = get_lmms_eval_version_string
+
+
+def record_failures_on_other_tasks() -> None:
+    """Write the failed generations of our models on other benchmarks' tasks into the results file.
+
+    Such a task gets ``""`` for a failed document (it does not know our failure placeholder), so its own metrics
+    cannot show the failures; the counts (:data:`lmms_eval_tasks.models.FAILED_ON_OTHER_TASKS`, summed over ranks)
+    go under ``results["lmms_eval_audio_plugin"]["failed_generations"][<task>]`` = ``{"failed", "requests",
+    "first_error"}``, only when there are some. Wraps ``EvaluationTracker.save_results_aggregated``.
+    """
+    from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
+
+    original = EvaluationTracker.save_results_aggregated
+    if getattr(original, "_lmms_eval_audio_plugin_failures", False):
+        return
+
+    @functools.wraps(original)
+    def save_results_aggregated(self, results, *args, **kwargs):
+        from lmms_eval_tasks.models import FAILED_ON_OTHER_TASKS
+
+        if FAILED_ON_OTHER_TASKS and isinstance(results, dict):
+            results.setdefault("lmms_eval_audio_plugin", {})["failed_generations"] = dict(FAILED_ON_OTHER_TASKS)
+        return original(self, results, *args, **kwargs)
+
+    save_results_aggregated._lmms_eval_audio_plugin_failures = True
+    EvaluationTracker.save_results_aggregated = save_results_aggregated
+
+
 # --- the entry point ------------------------------------------------------------------------------------------
 
 
@@ -247,6 +338,8 @@ def register():
         functools.partial(list_models_for_lmms_eval_models_command, manifests),
         write_results_as_valid_utf8,  # samples holding lone surrogates are written, not lost
         install_printed_table_filter,  # printed table: numbers only for our tasks; the JSON keeps everything
+        record_installed_lmms_eval_version,  # results name the lmms-eval that ran, not the enclosing clone's commit
+        record_failures_on_other_tasks,  # our models' failed generations on other benchmarks' tasks, in the results file
     )
     for extra in extras:
         try:

