@@ -18,8 +18,9 @@ Contents (made here from the shipped samples; no hub data):
 - ``lmms-lab-encoder/MME``, split ``test`` (the task ``mme``): two PNG images drawn here, each with the
   yes and the no question MME pairs per image (MME scores pairs), one pair "existence" (perception), one
   "commonsense_reasoning" (cognition);
-- ``gsm8k``, config ``main``, splits ``train`` (5 rows: the task is 5-shot) and ``test`` (2 rows): arithmetic
-  word problems written here, answers in GSM8K's ``... #### <number>`` form.
+- ``gsm8k``, config ``main``, splits ``train`` (5 rows, enough for the 5-shot ``gsm8k``) and ``test`` (2 rows), read
+  by ``gsm8k`` and ``gsm8k_cot_zeroshot``: arithmetic word problems written here, answers in GSM8K's
+  ``... #### <number>`` form.
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ def offline_env(tmp_path):
 
 @pytest.fixture(scope="session")
 def lmms_eval_cli() -> str:
-    path = shutil.which("lmms-eval") or str(Path(sys.executable).with_name("lmms-eval"))
+    beside = Path(sys.executable).with_name("lmms-eval")  # this interpreter's environment first (make test-lmms-eval-0.7.2)
+    path = str(beside) if beside.exists() else shutil.which("lmms-eval") or str(beside)
     if not Path(path).exists():
         pytest.fail("the lmms-eval console script is not installed in this environment")
     return path

@@ -197,7 +197,7 @@ class _QwenOmniThinker(lmms):
         and so is not imported here): RGB (transparent pixels on white), resized with PIL's default filter to the
         ``smart_resize`` size for the model's patch factor within [4 x factor^2, ``max_pixels``] pixels."""
         from PIL import Image
-        from transformers.models.qwen2_vl.image_processing_qwen2_vl import smart_resize
+        from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import smart_resize  # the torchvision-free module
 
         if isinstance(reference, Image.Image):
             image = reference
