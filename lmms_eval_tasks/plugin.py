@@ -154,8 +154,8 @@ def run_uses_plugin(args) -> bool:
     plugin's error then says how to name one). Only such runs get the plugin's exit status and CLI behaviour."""
     from lmms_eval_tasks.printed_table import is_plugin_task
 
-    if args is None:
-        return False
+    if args is None:  # lmms-eval then parses sys.argv itself; nothing to tell ours from others by: as before
+        return True
     model = str(getattr(args, "model", "") or "")
     if model in MODEL_CLASSES or model in REPLACED_MODELS or model in UPSTREAM_MODELS:
         return True
@@ -245,46 +245,93 @@ def list_models_for_lmms_eval_models_command(manifests) -> None:
 # --- results: the lmms-eval version actually used; failed generations on other benchmarks' tasks ----------------
 
 
-def _is_lmms_eval_checkout(root) -> bool:
-    """True when ``root`` (the folder above the ``lmms_eval`` package) is the top of a git work tree: an lmms-eval clone
+def _is_lmms_eval_checkout() -> bool:
+    """True when the folder above the ``lmms_eval`` package is the top of a git work tree: an lmms-eval clone
     installed in place. An installed package lives in ``site-packages``, which is no work tree of its own (a venv
     inside another clone, e.g. ``make setup`` in this repository, sits in that clone's tree)."""
-    return os.path.exists(os.path.join(str(root), ".git"))
+    import lmms_eval
+
+    return os.path.exists(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(lmms_eval.__file__))), ".git"))
+
+
+def _environment_value(*names: str) -> str | None:
+    values = [os.environ.get(name, "").strip() for name in names]
+    return next((value for value in values if value), None)
 
 
 def record_installed_lmms_eval_version() -> None:
-    """Make results record the lmms-eval that ran, not the git commit of whatever clone holds the venv.
+    """Make results record the lmms-eval that ran, not the git commit of some other clone.
 
-    lmms-eval 0.7 writes ``git_hash``, ``git_branch`` and ``lmms_eval_version`` (``branch@sha``) from ``git -C <folder
-    above lmms_eval>``; for a package installed in a venv inside a clone (``make setup`` here) that is the clone's
-    commit. When that folder is not the top of a git work tree (:func:`_is_lmms_eval_checkout`), git is not asked:
-    ``git_hash`` and ``git_branch`` fall back as lmms-eval's own code does (``LMMS_EVAL_GIT_COMMIT``/``GIT_COMMIT``/
-    ``GITHUB_SHA`` and the branch variables, else ``None``) and ``lmms_eval_version`` is the installed package's
-    version (``importlib.metadata``, e.g. ``0.7.3``). An lmms-eval clone installed in place keeps lmms-eval's
-    behaviour. Patches ``lmms_eval.utils._git_output`` and ``get_lmms_eval_version_string`` (also where
-    ``lmms_eval.evaluator`` already bound it).
+    lmms-eval writes ``git_hash``, ``git_branch`` and ``lmms_eval_version`` (``branch@sha``) from git: 0.7.3 asks
+    git about the folder above its package (for a package in a venv inside a clone, ``make setup`` here, that is
+    the clone's commit), 0.7.2 about the working directory (whatever repository the user runs from). Unless
+    lmms-eval is an in-place clone (:func:`_is_lmms_eval_checkout`), which keeps lmms-eval's behaviour, git is not
+    asked: ``git_hash`` is ``LMMS_EVAL_GIT_COMMIT``/``GIT_COMMIT``/``GITHUB_SHA`` and ``git_branch``
+    ``LMMS_EVAL_GIT_BRANCH``/``GIT_BRANCH``/``BRANCH_NAME``/``GITHUB_REF_NAME`` (lmms-eval 0.7.3's own fallbacks),
+    else ``None``; ``lmms_eval_version`` is the installed package's version (``importlib.metadata``, e.g.
+    ``0.7.3``). Replaces the three functions in ``lmms_eval.utils`` (and where ``lmms_eval.evaluator`` already
+    bound them); 0.7.3's cache version then falls back to the package version, as lmms-eval intends for pip installs.
     """
     import importlib.metadata
-    import subprocess
 
     import lmms_eval.utils as utils
 
-    original_git_output = utils._git_output
-    if getattr(original_git_output, "_lmms_eval_audio_plugin", False) or _is_lmms_eval_checkout(utils._lmms_eval_repo_root()):
+    if getattr(getattr(utils, "get_lmms_eval_version_string", None), "_lmms_eval_audio_plugin", False) or _is_lmms_eval_checkout():
         return
 
-    def _git_output(*args):
-        raise subprocess.CalledProcessError(128, ["git", *args], output=b"lmms-eval is installed as a package, not a git checkout")
+    def get_git_commit_hash():
+        return _environment_value("LMMS_EVAL_GIT_COMMIT", "GIT_COMMIT", "GITHUB_SHA")
+
+    def get_git_branch_name():
+        return _environment_value("LMMS_EVAL_GIT_BRANCH", "GIT_BRANCH", "BRANCH_NAME", "GITHUB_REF_NAME")
 
     def get_lmms_eval_version_string():
         return importlib.metadata.version("lmms-eval")
 
-    _git_output._lmms_eval_audio_plugin = True
-    utils._git_output = _git_output
-    utils.get_lmms_eval_version_string = get_lmms_eval_version_string
-    evaluator = sys.modules.get("lmms_eval.evaluator")
-    if evaluator is not None and hasattr(evaluator, "get_lmms_eval_version_string"):
-        evaluator.get_lmms_eval_version_string = get_lmms_eval_version_string
+    replacements = {f.__name__: f for f in (get_git_commit_hash, get_git_branch_name, get_lmms_eval_version_string)}
+    for function in replacements.values():
+        function._lmms_eval_audio_plugin = True
+    for module in (utils, sys.modules.get("lmms_eval.evaluator")):
+        for name, function in replacements.items():
+            if module is not None and hasattr(module, name):
+                setattr(module, name, function)
+
+
+def _anchored(value, folder: str):
+    if isinstance(value, str):
+        return value if os.path.isabs(value) or "://" in value else os.path.normpath(os.path.join(folder, value))
+    if isinstance(value, dict):
+        return {key: _anchored(item, folder) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_anchored(item, folder) for item in value]
+    return value
+
+
+def anchor_our_data_files_on_older_lmms_eval() -> None:
+    """Read our task YAML's relative ``dataset_kwargs.data_files`` against the YAML's folder on lmms-eval 0.7.2 too.
+
+    lmms-eval 0.7.3 does that for every task (``lmms_eval.utils._maybe_resolve_yaml_local_data_files``); 0.7.2
+    hands the relative path to ``datasets``, which reads it against the working directory, so none of our tasks
+    found its shipped sample. Where that function is missing, ``lmms_eval.utils.load_yaml_config`` is wrapped to
+    make the paths absolute for YAML files of :data:`lmms_eval_tasks.TASKS_DIR` only; other tasks are untouched.
+    """
+    import lmms_eval.utils as utils
+
+    original = utils.load_yaml_config
+    if hasattr(utils, "_maybe_resolve_yaml_local_data_files") or getattr(original, "_lmms_eval_audio_plugin", False):
+        return
+
+    @functools.wraps(original)
+    def load_yaml_config(yaml_path=None, yaml_config=None, yaml_dir=None, mode="full"):
+        config = original(yaml_path=yaml_path, yaml_config=yaml_config, yaml_dir=yaml_dir, mode=mode)
+        folder = yaml_dir or (os.path.dirname(os.path.abspath(yaml_path)) if yaml_path else None)
+        kwargs = config.get("dataset_kwargs") if isinstance(config, dict) else None
+        if folder and os.path.realpath(folder).startswith(str(TASKS_DIR)) and isinstance(kwargs, dict) and "data_files" in kwargs:
+            kwargs["data_files"] = _anchored(kwargs["data_files"], folder)
+        return config
+
+    load_yaml_config._lmms_eval_audio_plugin = True
+    utils.load_yaml_config = load_yaml_config
 
 
 def record_failures_on_other_tasks() -> None:
@@ -340,6 +387,7 @@ def register():
         install_printed_table_filter,  # printed table: numbers only for our tasks; the JSON keeps everything
         record_installed_lmms_eval_version,  # results name the lmms-eval that ran, not the enclosing clone's commit
         record_failures_on_other_tasks,  # our models' failed generations on other benchmarks' tasks, in the results file
+        anchor_our_data_files_on_older_lmms_eval,  # lmms-eval 0.7.2: our YAML's data_files against the YAML's folder
     )
     for extra in extras:
         try:

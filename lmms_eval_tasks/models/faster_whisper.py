@@ -40,7 +40,10 @@ or 90 words) with room to spare, so a loop costs at most 224 decoding steps and 
 
 The text prompt of a task is ignored (Whisper takes none); the answer is the transcript (or translation)
 of the task's audio, so on QA/MCQ tasks this model is a floor, not a competitor. A request without audio
-(text-mode tasks) is an error, not an empty answer.
+(text-mode tasks) is an error, not an empty answer. Audio may come in every form a task hands over, ours or
+lmms-eval's built-in ones (:func:`lmms_eval_tasks.audio.audio_to_16k_mono`: paths, data URIs, file bytes, dicts
+with an ndarray or a list, undecoded ``{"bytes", "path"}``, datasets' ``AudioDecoder``); an image or other value is
+an error naming the task and document.
 """
 
 from __future__ import annotations

@@ -20,24 +20,35 @@ What these classes do:
   is loaded from ``pretrained`` (a hub id or a local folder, full Omni checkpoint or thinker-only) and
   generates text; no talker, no speech output;
 - the processor comes from ``pretrained`` too; where torchvision is missing, it is built without its
-  video processor (audio and text need none);
+  video processor (audio, images and text need none);
 - messages are sent as the task made them; the default Qwen system turn (``system_prompt``) is added only
   when the request has no system message. Simple-model requests become one user turn
   ``[audio..., prompt]`` after that system turn;
-- audio parts may be a path, a ``data:`` URI, a 16 kHz mono array or ``{"array", "sampling_rate"}``; each
-  is decoded to 16 kHz mono (channels averaged) and never cut here (the task decides: MCGA cuts at 30 s,
-  PARSA-Bench does not); a clip longer than the feature extractor's window (300 s for Qwen2.5-Omni) is
-  split into consecutive window-long parts, as lmms-eval's simple wrapper does;
+- audio parts may take every form a task hands over (:func:`lmms_eval_tasks.audio.audio_to_16k_mono`: paths,
+  ``data:`` URIs, file bytes, ``{"array", "sampling_rate"}`` with an ndarray or a list, undecoded
+  ``{"bytes", "path"}``, datasets' ``AudioDecoder``, a bare 16 kHz array); each is decoded to 16 kHz mono
+  (channels averaged) and never cut here (the task decides: MCGA cuts at 30 s, PARSA-Bench does not); a clip
+  longer than the feature extractor's window (300 s for Qwen2.5-Omni) is split into consecutive window-long
+  parts, as lmms-eval's simple wrapper does;
+- a part naming a path that is the HF ``Audio`` ``path`` of an audio value of the document (lmms-eval's
+  automatic messages for tasks without ``doc_to_messages``, e.g. librispeech's ``0.wav``, which exists nowhere
+  on disk) gets that decoded value (:func:`lmms_eval_tasks.audio.audio_in_document`); a "video" part holding
+  audio (lmms-eval labels dicts "video") is sent as audio;
 - generation follows the task's ``generation_kwargs``: ``max_new_tokens`` (default 4096), greedy when
   ``temperature`` is 0 / ``do_sample`` false, ``top_p``, ``num_beams``, and ``until`` stop strings;
-- images and video are refused (use the ``*_upstream`` class for them); a "video" part that is an audio
-  dict or an audio file (lmms-eval's automatic messages label audio dicts of tasks without
-  ``doc_to_messages`` "video") is sent as audio. Such tasks may pass a path that is not on disk (hub
-  datasets): run them with ``--force_simple``, which receives the decoded audio;
-- a document whose generation raised gets
-  ``lmms_eval_tasks.responses.GENERATION_FAILED_PREFIX + " <error>"``, and the error is logged with its
-  task and doc id; the tasks count such answers as failed generations, never as answers. Errors of the
-  task's own hooks (``doc_to_messages`` / ``doc_to_visual``: bad data) stop the run.
+- text-only requests and images are served as by lmms-eval's classes: an image (PIL image, path or
+  ``data:image`` URI) is made RGB and resized as ``qwen_vl_utils.fetch_image`` does for them (``smart_resize``
+  to multiples of the model's patch factor, at most 512 x 512 pixels for the chat class, 16384 x 28 x 28 for the
+  simple one), then goes through the model's image processor; a simple request's visuals are images (PIL, or
+  image paths), videos (video paths) or audio (anything else). Video is refused with an error naming
+  ``*_upstream``: transformers' video processor needs torchvision, whose PyPI wheel breaks a CPU install, so
+  it could not be built or tested here;
+- a document whose generation raised gets ``lmms_eval_tasks.responses.GENERATION_FAILED_PREFIX + " <error>"``
+  on our tasks, which count it as a failed generation, never as an answer; on any other task (lmms-eval's
+  built-in ones, which would score that text) it gets ``""``, and the failures are counted per task, logged,
+  written into the results file and fatal past our tasks' threshold
+  (:class:`lmms_eval_tasks.models.FailureAccounting`). The error is logged with its task and doc id. Errors of
+  the task's own hooks (``doc_to_messages`` / ``doc_to_visual``: bad data) stop the run.
 
 Model arguments (``--model_args k=v,...``): ``pretrained``; ``device`` (default ``cuda`` when available,
 else ``cpu``; one process per GPU under ``accelerate launch``); ``device_map`` (e.g. ``auto`` to spread one
