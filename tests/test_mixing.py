@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import base64
 import importlib.metadata
-import json
 import io
+import json
 from argparse import Namespace
 
 import numpy as np

@@ -28,8 +28,14 @@ import soundfile
 
 from lmms_eval_tasks.responses import GENERATION_FAILED_PREFIX
 from mcga import data as mcga_data
-from tests.builtin_task_copies import GSM8K_TEST, LIBRISPEECH_ROWS, MMAC_AUDIO, write_gsm8k, write_librispeech_test_clean, write_mme
-from tests.tiny_checkpoints import build_tiny_qwen2_5_omni, build_tiny_qwen3_omni_thinker
+from tests.builtin_task_copies import (
+    GSM8K_TEST,
+    LIBRISPEECH_ROWS,
+    MMAC_AUDIO,
+    write_gsm8k,
+    write_librispeech_test_clean,
+    write_mme,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMS_TASK = Path(__file__).resolve().parent / "fixtures" / "audio_forms_task"
@@ -64,7 +70,7 @@ def missing_task_includes() -> list[str]:
     missing = []
     for path in tasks.rglob("*.yaml"):
         for target in re.findall(r"^include:\s*(\S+)\s*$", path.read_text(encoding="utf-8", errors="replace"), flags=re.M):
-            if not (path.parent / target).exists():
+            if not (path.parent / target.strip("'\"")).exists():
                 missing.append(f"{path.relative_to(tasks)} -> {target}")
     return sorted(missing)
 
@@ -111,9 +117,8 @@ def workdir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    root = tmp_path_factory.mktemp("checkpoints")
-    return {"qwen2_5_omni": build_tiny_qwen2_5_omni(root / "qwen2_5_omni"), "qwen3_omni": build_tiny_qwen3_omni_thinker(root / "qwen3_omni")}
+def tiny(checkpoints, tiny_qwen3_omni):
+    return {"qwen2_5_omni": checkpoints["omni"], "qwen3_omni": tiny_qwen3_omni}
 
 
 def run(command, workdir, tmp_path, env, name):
@@ -247,15 +252,6 @@ def test_qwen_omni_serves_a_builtin_audio_task_and_every_audio_form(name, lmms_e
 
 
 # ---------------------------------------------------------------- item 3: failed generations on a built-in task
-
-
-@pytest.fixture(scope="module")
-def broken_omni(tiny, tmp_path_factory):
-    """The tiny Omni checkpoint with an 80-bin feature extractor for its 128-bin audio encoder: every audio document raises."""
-    path = Path(shutil.copytree(tiny["qwen2_5_omni"], tmp_path_factory.mktemp("broken") / "omni"))
-    config = json.loads((path / "preprocessor_config.json").read_text(encoding="utf-8"))
-    (path / "preprocessor_config.json").write_text(json.dumps({**config, "feature_size": 80}), encoding="utf-8")
-    return path
 
 
 def test_failed_generations_are_never_a_builtin_tasks_transcript_and_fail_the_run(lmms_eval_cli, offline_env, workdir, tmp_path, broken_omni):

@@ -31,7 +31,6 @@ import soundfile
 from lmms_eval_tasks.responses import GENERATION_FAILED_PREFIX
 from mcga import data as mcga_data
 from tests.chat_server import ChatServer
-from tests.tiny_checkpoints import build_tiny_qwen2_5_omni, build_tiny_qwen2_audio, build_tiny_qwen3_omni_thinker
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACE_DIR = Path(__file__).resolve().parent / "model_trace"
@@ -43,17 +42,6 @@ OFFICIAL_ASR = json.loads((ROOT / "mcga" / "official_prompts.jsonl").read_text(e
 
 
 # ---------------------------------------------------------------- fixtures
-
-
-@pytest.fixture(scope="session")
-def checkpoints(tmp_path_factory):
-    root = tmp_path_factory.mktemp("checkpoints")
-    return {"omni": build_tiny_qwen2_5_omni(root / "tiny-qwen2_5-omni"), "qwen2_audio": build_tiny_qwen2_audio(root / "tiny-qwen2-audio")}
-
-
-@pytest.fixture(scope="session")
-def tiny_qwen3_omni(tmp_path_factory):
-    return build_tiny_qwen3_omni_thinker(tmp_path_factory.mktemp("checkpoints") / "tiny-qwen3-omni-thinker")
 
 
 def _write_long_clip(source: Path, target: Path) -> None:
@@ -321,15 +309,6 @@ def test_openai_force_simple_sends_input_audio_files(lmms_eval_cli, offline_env,
 
 
 # ---------------------------------------------------------------- failures
-
-
-@pytest.fixture(scope="session")
-def broken_omni(checkpoints, tmp_path_factory):
-    """The tiny Omni checkpoint with an 80-bin feature extractor for its 128-bin audio encoder: every audio doc raises."""
-    path = Path(shutil.copytree(checkpoints["omni"], tmp_path_factory.mktemp("broken") / "omni"))
-    config = json.loads((path / "preprocessor_config.json").read_text(encoding="utf-8"))
-    (path / "preprocessor_config.json").write_text(json.dumps({**config, "feature_size": 80}), encoding="utf-8")
-    return path
 
 
 def test_a_document_whose_generation_raises_gets_the_failure_placeholder(broken_omni, tmp_path):
