@@ -12,10 +12,14 @@ point, does three things:
    ``qwen2_5_omni_upstream`` / ``qwen3_omni_upstream``; see :mod:`lmms_eval_tasks.models.qwen_omni`), and lists
    them where ``lmms-eval models`` looks (the ``AVAILABLE_SIMPLE_MODELS`` table, as lmms-eval does for its own
    ``LMMS_EVAL_PLUGINS`` models);
-3. when the ``lmms-eval`` CLI is running, wraps ``lmms_eval.__main__.cli_evaluate_single`` (one run) so that
-   a failed run exits with status 1 and its cause as the last line (see :func:`exit_nonzero_on_failed_run`),
-   and so that ``--tasks NAME`` means the task or group ``NAME`` when a folder ``NAME`` without task YAML
-   happens to be in the working directory (the repository root holds the packages ``mcga/`` and ``parsa/``).
+3. when the ``lmms-eval`` CLI is running, wraps ``lmms_eval.__main__.cli_evaluate_single`` (one run) so that,
+   in runs naming our tasks or models (:func:`run_uses_plugin`), a failed run exits with status 1 and its cause
+   as the last line (see :func:`exit_nonzero_on_failed_run`), and ``--tasks NAME`` means the task or group
+   ``NAME`` when a folder ``NAME`` without task YAML happens to be in the working directory (the repository root
+   holds the packages ``mcga/`` and ``parsa/``); other runs keep lmms-eval's behaviour;
+4. makes results record the installed lmms-eval (:func:`record_installed_lmms_eval_version`) and our models'
+   failed generations on other benchmarks' tasks (:func:`record_failures_on_other_tasks`), and on lmms-eval
+   0.7.2 reads our YAML's ``data_files`` against the YAML's folder (:func:`anchor_our_data_files_on_older_lmms_eval`).
 
 If lmms-eval changes underneath (no ``initialize_tasks(include_path=...)``), an error saying so is logged
 and the models are still registered; ``--include_path <TASKS_DIR>`` then remains the way in.
