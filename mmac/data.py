@@ -210,6 +210,23 @@ def _targets(where: str, row: dict, columns: dict, mapping: dict, rubric: dict) 
     return targets
 
 
+def data_files(root: Path, mapping: dict) -> list[Path]:
+    """The files under ``root`` that the column map's ``files`` patterns match (``[]`` when ``root`` is no folder)."""
+    return sorted({p for pattern in mapping["files"] for p in root.glob(pattern) if p.is_file()}) if root.is_dir() else []
+
+
+def _suggestion(root: Path, mapping: dict) -> str:
+    """" Did you mean <folder>? ..." for the folder near ``root`` holding the most data files
+    (:func:`parsa.data.nearest_data_folder`, the search the three benchmarks share), else what to give."""
+    from parsa.data import nearest_data_folder
+
+    found = nearest_data_folder(root, lambda folder: len(data_files(folder, mapping)))
+    if found is None:
+        return f" Give the folder holding {' or '.join(mapping['files'])} and the audio it names (or set {DATA_DIR_ENV}; other layouts: {COLUMN_MAP_ENV})."
+    count = len(data_files(found, mapping))
+    return f" Did you mean {found}? (it holds {count} MMAC data file{'s' if count != 1 else ''}: {', '.join(p.name for p in data_files(found, mapping)[:3])})"
+
+
 def load_samples(data_dir: str | Path | None = None, columns: str | Path | dict | None = None, rubric: str | Path | None = None) -> list[dict]:
     """Read and check every MMAC sample of a data folder.
 
@@ -230,11 +247,12 @@ def load_samples(data_dir: str | Path | None = None, columns: str | Path | dict 
     except RubricError as error:
         raise MMACDataError(str(error)) from None
     cols = mapping["columns"]
-    if not root.is_dir():
-        raise MMACDataError(f"{root}: data folder not found (set {DATA_DIR_ENV})")
-    files = sorted({p for pattern in mapping["files"] for p in root.glob(pattern) if p.is_file()})
+    files = data_files(root, mapping)
     if not files:
-        raise MMACDataError(f"{root}: no data file matches {mapping['files']} (set files in the column map)")
+        origin = DATA_DIR_ENV if os.environ.get(DATA_DIR_ENV, "").strip() and root == data_dir_from_env() else "data folder"
+        problem = ("does not exist" if not root.exists() else "is not a folder" if not root.is_dir()
+                   else f"holds no data file matching {mapping['files']} (the column map's files)")  # fmt: skip
+        raise MMACDataError(f"{origin} {root} {problem}.{_suggestion(root, mapping)}")
     samples: dict[str, dict] = {}
     origin: dict[str, str] = {}
     for file in files:
@@ -289,7 +307,7 @@ def _checked_samples(root: Path) -> list[dict]:
     """:func:`load_samples` once per process for the same folder, mapping, rubric and file versions (the six
     tasks of one run share one check of every clip)."""
     mapping, rubric = column_map(), rubric_path()
-    files = sorted({p for pattern in mapping["files"] for p in root.glob(pattern) if p.is_file()}) if root.is_dir() else []
+    files = data_files(root, mapping)
     key = (str(root.resolve()), json.dumps(mapping, sort_keys=True), str(rubric.resolve()), rubric.stat().st_mtime_ns if rubric.is_file() else None,
            tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files))  # fmt: skip
     if key not in _CHECKED:
@@ -328,9 +346,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     root = Path(args.data_dir) if args.data_dir else data_dir_from_env()
     try:
-        samples = load_samples(root, args.columns)
+        samples = load_samples(args.data_dir or None, args.columns)
     except MMACDataError as error:
-        print(f"ERROR {error}", file=sys.stderr)
+        print(f"mmac-data check: error: {error}", file=sys.stderr)
         return 1
     print(f"{root}: {len(samples)} samples OK (rubric {rubric_path()})")
     for category, dims in summary(samples).items():
