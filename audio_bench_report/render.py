@@ -59,15 +59,17 @@ def markdown(table: Table) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _mark_details(table: Table) -> list[str]:
-    seen: list[str] = []
+def _mark_details(table: Table, limit: int = 12) -> list[str]:
+    """Why the table's cells carry marks: each distinct note once, with the rows it applies to
+    (``A, B: mcga_asr: the data held 10 documents ...``), at most ``limit`` notes, then how many more."""
+    rows_of: dict[str, list[str]] = {}
     for row in table.rows:
         for cell in row.cells.values():
             for note in cell.notes:
-                text = f"{row.label}: {note}"
-                if text not in seen:
-                    seen.append(text)
-    limit = 12
+                labels = rows_of.setdefault(note, [])
+                if row.label not in labels:
+                    labels.append(row.label)
+    seen = [f"{', '.join(labels)}: {note}" for note, labels in rows_of.items()]
     return seen[:limit] + ([f"... {len(seen) - limit} more: see the health table (tables/health.md) for every task"] if len(seen) > limit else [])
 
 
@@ -142,7 +144,7 @@ def html_table(table: Table) -> str:
 
 
 _CSS = """body{font-family:FONT_STACK;margin:1.5em;max-width:110em}table{border-collapse:collapse;margin:.5em 0;font-size:.85em}
-td,th{border:1px solid #999;padding:.2em .45em;text-align:right}th{background:#eee;text-align:left}td.detail{text-align:left;color:#555;max-width:22em;font-size:.85em}
+td,th{border:1px solid #999;padding:.2em .45em;text-align:right}th{background:#eee;text-align:left}td.detail{text-align:left;color:#555;max-width:22em;font-size:.85em;overflow-wrap:anywhere}
 tr.published th{font-style:italic}tr.comparison{color:#444;background:#f7f7f7}sup{color:#a00;font-weight:bold}ul.notes{font-size:.8em;color:#333}
 figure{margin:1em 0}figcaption{font-size:.85em;color:#333}img{max-width:100%;border:1px solid #ccc}.warn{background:#fee;border:1px solid #c00;padding:.5em}
 div.scroll{overflow-x:auto}"""
