@@ -153,3 +153,36 @@ def test_read_predictions_takes_lmms_eval_samples_by_doc_id_from_the_file_name(t
     assert model.generate_until([request]) == ["李白"]
     with pytest.raises(ValueError, match="logged sample for mcga_sqa doc_id 1 was made with another prompt"):
         model.generate_until([SimpleNamespace(args=("another prompt", {}, None, 1, "mcga_sqa", "test"))])
+
+
+def test_progress_bars_written_to_a_log_file_end_each_update_with_a_line_break(monkeypatch, tmp_path):
+    import io
+    import sys
+    import types
+
+    import os
+
+    import tqdm.std
+
+    original = tqdm.std.tqdm.__dict__["status_printer"]  # the staticmethod object, to put back as it was
+    log = io.StringIO()  # not a terminal, like `lmms-eval ... 2> run.log`
+    monkeypatch.setitem(sys.modules, "lmms_eval.__main__", sys.modules.get("lmms_eval.__main__") or types.ModuleType("lmms_eval.__main__"))
+    monkeypatch.setattr(sys, "stderr", log)
+    monkeypatch.delenv("TQDM_MININTERVAL", raising=False)
+    try:
+        plugin.progress_bars_as_lines_in_logs()
+        plugin.progress_bars_as_lines_in_logs()  # idempotent
+        assert tqdm.std.tqdm.__dict__["status_printer"] is not original
+        assert os.environ["TQDM_MININTERVAL"] == "30"
+        for _ in tqdm.std.tqdm(range(300), desc="faster_whisper", mininterval=0, file=log):
+            pass
+        lines = log.getvalue().splitlines()
+        assert "\r" not in log.getvalue() and len(lines) >= 300 and max(map(len, lines)) < 100
+        assert lines[0].startswith("faster_whisper:   0%|") and lines[-2].startswith("faster_whisper: 100%|")
+        terminal = io.StringIO()
+        terminal.isatty = lambda: True
+        tqdm.std.tqdm.status_printer(terminal)("bar")
+        assert terminal.getvalue() == "\rbar"  # a terminal still gets tqdm's own redraw
+    finally:
+        tqdm.std.tqdm.status_printer = original
+        os.environ.pop("TQDM_MININTERVAL", None)
