@@ -87,8 +87,7 @@ def _plot(runs: list[Run]):
         axes[0][0].set_yticks(range(len(tasks)))
         axes[0][0].set_yticklabels([safe_label(t) for t in tasks], fontsize=7)
         axes[0][0].invert_yaxis()
-        handles, labels = axes[0][0].get_legend_handles_labels()
-        fig.legend(handles, labels, fontsize=6, frameon=False, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4)  # below the axes: covers no bar
+        axes[0][-1].legend(fontsize=6, frameon=False, loc="upper left", bbox_to_anchor=(1.02, 1.0))  # beside the axes: covers no bar or label
         fig.suptitle("Judge failures, exclusions, refusals and empty/failed outputs per task", fontsize=9)
         return save(fig, stem)
 
