@@ -146,20 +146,34 @@ def repo_in_error(error: BaseException) -> tuple[str | None, str]:
     return None, "model"
 
 
+def _raised_in_hub_client(error: BaseException) -> bool:
+    """True when a traceback of the error chain passes through huggingface_hub (a hub call failed)."""
+    for item in _chain(error):
+        traceback = item.__traceback__
+        while traceback is not None:
+            if f"{os.sep}huggingface_hub{os.sep}" in traceback.tb_frame.f_code.co_filename:
+                return True
+            traceback = traceback.tb_next
+    return False
+
+
 def hub_failure_line(error: BaseException) -> str | None:
     """One line for a run that failed because the hub could not be reached; ``None`` for other failures.
 
     An error counts when its chain holds one of :data:`HUB_ERROR_NAMES`, or a "Can't load ..." / "Token is
-    required" message, and the hub is unreachable now (:func:`hub_unreachable_reason`).
+    required" message, names a hub repository or was raised inside huggingface_hub (so a local model server that
+    is down is not blamed on the hub), and the hub is unreachable now (:func:`hub_unreachable_reason`).
     """
     names = {type(item).__name__ for item in _chain(error)}
     text = " ".join(str(item) for item in _chain(error))
     if not (names & set(HUB_ERROR_NAMES) or "Can't load" in text or "Token is required" in text or "offline mode" in text.lower()):
         return None
+    repo_id, kind = repo_in_error(error)
+    if repo_id is None and not _raised_in_hub_client(error):  # e.g. a local model server that is down: not the hub
+        return None
     reason = hub_unreachable_reason()
     if reason is None:
         return None
-    repo_id, kind = repo_in_error(error)
     if repo_id is None:
         return (f"the Hugging Face hub cannot be reached ({reason}) and what this run needs from it is not in the local cache "
                 f"({cache_location()}): run once where the hub is reachable, or set HF_HOME to the folder whose hub/ cache holds it")  # fmt: skip

@@ -278,7 +278,7 @@ def _exit_nonzero_on_failure(cli_evaluate_single):
     def run_one(args=None, *rest, **kwargs):
         from loguru import logger
 
-        logger.info("lmms-eval-audio-plugin: a failed run exits 1 with its cause as the last line (lmms_eval_tasks/plugin.py)")
+        logger.info("lmms-eval-audio-plugin: a failed run exits 1, its cause last (plugin.py)")  # log lines under 160 characters
         _prefer_task_name_over_empty_folder(args)
         try:
             if args is not None and not getattr(args, "tasks", None):  # lmms-eval: "Need to specify task", exit 0

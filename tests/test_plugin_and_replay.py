@@ -186,3 +186,42 @@ def test_progress_bars_written_to_a_log_file_end_each_update_with_a_line_break(m
     finally:
         tqdm.std.tqdm.status_printer = original
         os.environ.pop("TQDM_MININTERVAL", None)
+
+
+def test_hub_failure_line_blames_the_hub_only_for_hub_calls(monkeypatch):
+    from lmms_eval_tasks import hub_access
+
+    monkeypatch.setattr(hub_access, "hub_unreachable_reason", lambda: "HF_HUB_OFFLINE=1")
+    monkeypatch.setattr(hub_access, "cache_location", lambda: "/hf/hub")
+
+    def load(repo_id):  # how transformers names what it could not load
+        raise OSError(f"Can't load image processor for '{repo_id}'. If you were trying to load it from 'https://huggingface.co/models' ...")
+
+    with pytest.raises(OSError) as error:
+        load("Qwen/Qwen2.5-Omni-7B")
+    assert hub_access.hub_failure_line(error.value) == (
+        "model files Qwen/Qwen2.5-Omni-7B is not in the local Hugging Face cache (/hf/hub) and the hub cannot be reached (HF_HUB_OFFLINE=1): "
+        "point pretrained= at a local copy (a folder holding its files) or set HF_HOME to the folder whose hub/ cache holds it")
+
+    class ConnectError(Exception):  # httpx's name, raised by a client of a local model server
+        pass
+
+    assert hub_access.hub_failure_line(ConnectError("[Errno 111] Connection refused")) is None  # not a hub call: not the hub's fault
+    monkeypatch.setattr(hub_access, "hub_unreachable_reason", lambda: None)
+    with pytest.raises(OSError) as error:
+        load("Qwen/Qwen2.5-Omni-7B")
+    assert hub_access.hub_failure_line(error.value) is None  # the hub answers: the cause is something else
+
+
+def test_weights_check_passes_local_folders_and_cached_ids_and_names_the_rest(monkeypatch, tmp_path):
+    from lmms_eval_tasks import hub_access
+
+    monkeypatch.setattr(hub_access, "hub_unreachable_reason", lambda: "ConnectError: refused")
+    monkeypatch.setattr(hub_access, "cache_location", lambda: "/hf/hub")
+    monkeypatch.setattr(hub_access, "is_cached", lambda repo_id, repo_type="model": repo_id == "org/cached")
+    assert hub_access.weights_problem(f"pretrained={tmp_path}") is None  # a local folder
+    assert hub_access.weights_problem("pretrained=org/cached,device=cuda") is None
+    assert hub_access.weights_problem("pretrained=large-v3") is None  # a faster-whisper size name, not a hub id
+    assert hub_access.weights_problem("language=zh") is None
+    assert hub_access.weights_problem("model_name_or_path=org/missing").startswith("model weights org/missing is not in the local Hugging Face cache (/hf/hub)")
+    assert "point model_name_or_path= at a local copy" in hub_access.weights_problem("model_name_or_path=org/missing")
