@@ -295,3 +295,38 @@ def test_command_line_writes_the_report_and_rejects_a_folder_without_results(run
     assert "not a model of these benchmarks' papers" in capsys.readouterr().err
     code = subprocess.run([sys.executable, "-m", "audio_bench_report", "--help"], capture_output=True, text=True, check=False).returncode
     assert code == 0
+
+
+def test_docs_example_table_is_the_one_these_runs_give(runs):
+    """docs/report.md shows tables/mcga_asr_by_genre.md of these two runs: its numbers and marks must be today's."""
+    from tests.conftest import ROOT
+
+    def rows(markdown: str) -> list[list[str]]:  # cells without the "arguments / source" column (it holds temporary paths)
+        cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in markdown.splitlines() if line.startswith("| ")]
+        return [[row[0], *row[2:]] for row in cells]
+
+    doc = (ROOT / "docs" / "report.md").read_text(encoding="utf-8")
+    example = doc.split("## Example", 1)[1].split("\n\n", 2)[1]
+    generated = (runs["report"] / "tables" / "mcga_asr_by_genre.md").read_text(encoding="utf-8")
+    expected = [row for row in rows(generated) if row[0] in ("**A**", "**B**", "*Qwen2.5-Omni-7B (paper)*") or row[0].startswith("Δ A")]
+    assert rows(example)[1:] == expected, generated
+
+
+def assert_printed_table_is_short(log: str, results: dict, max_rows: int) -> None:
+    """The table lmms-eval printed for a run of one of our groups (``log``: the run's output) has at most
+    ``max_rows`` rows, every line under 160 characters, and a row for every headline metric of every task.
+    Called by the group runs of test_parsa_cli, test_mmac_cli and test_newcomer_walk (the three of ``make demo``:
+    together under 120 rows)."""
+    from lmms_eval_tasks.printed_table import headline_metrics
+
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in _table_lines(log)]
+    rows = [row for row in rows if len(row) == 7 and row[0] != "Tasks" and not (row[1] and set(row[1]) <= {"-"})]  # header, rule
+    assert 0 < len(rows) <= max_rows, len(rows)
+    assert max(len(line) for line in log.splitlines() if line.startswith(("|", "("))) < 160
+    shown, task = set(), None
+    for row in rows:
+        task = row[0].removeprefix("- ").strip() or task
+        if row[2]:
+            shown.add((task, row[2].split(" ")[0]))
+    expected = {(t, m) for t, values in results["results"].items() for m in headline_metrics(t) if f"{m},none" in values}
+    assert expected and expected <= shown, expected - shown
