@@ -323,6 +323,15 @@ def check_data_dir(folder: str | Path, split: str = "test", origin: str = "data 
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The ``mcga-data`` command (:func:`_main`); Ctrl-C ends it with one line, exit status 130."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("\nmcga-data interrupted (Ctrl-C): a check writes nothing; a download keeps what the Hugging Face cache holds and resumes from it when run again.", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None = None) -> int:
     """``mcga-data``: ``download DEST`` fetches the official test set; ``check [DIR]`` validates a data folder.
 
     Exit status 0 when everything passed, 1 otherwise; each failure is one line on stderr.

@@ -337,6 +337,15 @@ def summary(samples: list[dict]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The ``mmac-data`` command (:func:`_main`); Ctrl-C ends it with one line, exit status 130."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("\nmmac-data interrupted (Ctrl-C): a check writes nothing; run it again.", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None = None) -> int:
     """``mmac-data check [DIR] [--columns MAP.json]``: validate a data folder; prints samples per category and dimension."""
     parser = argparse.ArgumentParser(prog="mmac-data", description="Check an MMAC data folder against the schema (mmac/data.py).")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -738,6 +738,15 @@ def fewshot_demos(docs: list[dict], k: int = FEWSHOT_K) -> dict[str, list[dict]]
 
 # --------------------------------------------------------------------------------------------- CLI
 def main(argv: list[str] | None = None) -> int:
+    """The ``parsa-data`` command (:func:`_main`); Ctrl-C ends it with one line, exit status 130."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("\nparsa-data interrupted (Ctrl-C): a check writes nothing; a download keeps what the Hugging Face cache holds and resumes from it when run again.", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None = None) -> int:
     """``parsa-data`` (or ``python -m parsa.data``): ``download DEST [--revision R]`` fetches the gated dataset; ``check [DIR]`` checks every task."""
     parser = argparse.ArgumentParser(prog="parsa-data", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)

@@ -297,3 +297,13 @@ def test_a_run_reading_a_folder_one_level_off_names_it_and_the_data_folder(data_
         data.load_task_rows("asr")  # what the tasks' process_docs call
     assert str(error.value).startswith(f"{data.DATA_DIR_ENV} {data_dir.parent} holds no MCGA task file")
     assert str(error.value).endswith(f". Did you mean {data_dir}? (it holds 1 MCGA task file)")
+
+
+def test_ctrl_c_during_a_check_prints_one_line(data_dir, monkeypatch, capsys):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(data, "check_data_dir", interrupted)
+    assert data.main(["check", str(data_dir)]) == 130
+    assert capsys.readouterr().err.strip() == ("mcga-data interrupted (Ctrl-C): a check writes nothing; a download keeps what the Hugging Face cache "
+                                               "holds and resumes from it when run again.")  # fmt: skip

@@ -152,3 +152,18 @@ def test_agreement_command_reports_rankings_kendalls_w_and_mention_agreement(tmp
     # strict mentions 8 of 12, human 4 of 12, equal on 6: po 0.5, pe 4/9, kappa 0.1
     assert pairwise["strict vs human"] == {"pairs": 12, "agreement": 50.0, "cohen_kappa": pytest.approx(0.1)}
     assert report["judge_provenance"]["strict"]["judge_model_requested"] == "judge-a"
+
+
+def test_agreement_command_interrupted_prints_one_line(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "m1.jsonl"
+    path.write_text(json.dumps({"task": "mmac_content", "id": "content_en_01", "response": "a caption"}) + "\n", encoding="utf-8")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(agreement, "judge_runs", interrupted)
+    monkeypatch.setenv("KEY_ONE", KEY)
+    code = agreement.main(["--run", f"m1={path}", "--judge", "a=http://127.0.0.1:9/v1,judge-a,KEY_ONE", "--judge", "b=http://127.0.0.1:9/v1,judge-b,KEY_ONE"])
+    assert code == 130
+    assert capsys.readouterr().err.strip() == ("mmac-agreement interrupted (Ctrl-C) while judging. Kept: each judge's replies so far, in its reply cache "
+                                               "(AUDIO_JUDGE_CACHE). Run the same command again to resume from them.")  # fmt: skip
