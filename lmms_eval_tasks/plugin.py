@@ -269,7 +269,7 @@ def _prefer_task_name_over_empty_folder(args) -> None:
     if isinstance(tasks, str) and tasks and "," not in tasks and os.path.isdir(tasks) and not glob.glob(os.path.join(glob.escape(tasks), "*.yaml")):
         from loguru import logger
 
-        logger.info(f"--tasks {tasks}: ./{tasks} is a folder without task YAML here, so {tasks!r} is read as a task or group name")
+        logger.info(f"--tasks {tasks}: read as a task or group name (./{tasks} holds no task YAML)")
         args.tasks = f"{tasks},{tasks}"
 
 

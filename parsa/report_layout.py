@@ -50,13 +50,16 @@ ORDER = [name for dimension in DIMENSIONS for name, spec in TASKS.items() if spe
 
 def headline_metrics(task: str) -> tuple[str, ...]:
     """The paper's headline metric of a PARSA task in any setting (``parsa_vazn``, ``parsa_vazn_text`` ...), from
-    :data:`parsa.tasks.TASKS`; ``()`` for groups and unknown names."""
+    :data:`parsa.tasks.TASKS`, and for translation chrF++ and BLEU too (COMET is scored after the run, so these are
+    the figures a run prints); ``()`` for groups and unknown names."""
     name = task.removeprefix(TASK_PREFIX)
     for suffix in sorted(SETTING_SUFFIX.values(), key=len, reverse=True):
         if suffix and name.endswith(suffix) and name[: -len(suffix)] in TASKS:
             name = name[: -len(suffix)]
             break
-    return (TASKS[name].headline_metric,) if name in TASKS else ()
+    if name not in TASKS:
+        return ()
+    return (TASKS[name].headline_metric, "chrf_pp", "bleu") if TASKS[name].kind == "translation" else (TASKS[name].headline_metric,)
 
 
 def _interval(result, metric: str) -> tuple[float, float] | None:
