@@ -14,7 +14,7 @@ Per page, every character of the page is given to the first font that has a glyp
 Each font used is cut to its characters (``fontTools.subset``, which comes with matplotlib) and embedded as a
 WOFF data URI in one ``@font-face`` rule; the page's ``font-family`` lists those faces first, so the browser
 never needs a font of its own. Characters no font covers are returned, and ``audio-bench-report`` names them
-in a warning. A page with CJK labels grows by about 10-40 KB.
+in a warning. The demo's page grows by 39 KB (base64).
 """
 
 from __future__ import annotations
