@@ -74,7 +74,7 @@ def assert_failed_with(result, *needles):
 def test_quick_start_from_another_folder_prints_a_summary_in_chinese(quick_start):
     code, log, _ = quick_start
     assert code == 0, log[-3000:]
-    assert "faster_whisper: task mcga_asr: language=zh (task)" in log  # not Whisper's guess (Thai, CER 130.7)
+    assert "faster_whisper: mcga_asr: language=zh (task)" in log  # not Whisper's guess (Thai, CER 130.7)
     assert "|mcga_asr|" in log and "cer_official" in log  # the summary table
 
 

@@ -164,6 +164,10 @@ def test_progress_bars_written_to_a_log_file_end_each_update_with_a_line_break(m
 
     import tqdm.std
 
+    # tqdm's own printer, also when an earlier test of this process already registered the plugin (and patched it)
+    patched = getattr(tqdm.std.tqdm.__dict__["status_printer"].__func__, "__wrapped__", None)
+    if patched is not None:
+        monkeypatch.setattr(tqdm.std.tqdm, "status_printer", staticmethod(patched))
     original = tqdm.std.tqdm.__dict__["status_printer"]  # the staticmethod object, to put back as it was
     log = io.StringIO()  # not a terminal, like `lmms-eval ... 2> run.log`
     monkeypatch.setitem(sys.modules, "lmms_eval.__main__", sys.modules.get("lmms_eval.__main__") or types.ModuleType("lmms_eval.__main__"))
