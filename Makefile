@@ -45,3 +45,19 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) out
+
+# The plugin's CLI tests marked lmms_eval_versions, against lmms-eval 0.7.2 (upstream main's version; `make test` runs
+# 0.7.3). A second venv holding only lmms-eval 0.7.2 from PyPI, over .venv's packages (a .pth file adds .venv's
+# site-packages after its own, so everything else is the tested set: 0.7.2 declares the same runtime requirements as
+# 0.7.3, minus black and isort). Seconds, no second torch. CI (.ci/run) runs it after `make test`.
+LMMS_EVAL_072 := .venv-lmms-eval-0.7.2
+.PHONY: test-lmms-eval-0.7.2
+test-lmms-eval-0.7.2: setup
+	rm -rf $(LMMS_EVAL_072)
+	$(BIN)/python -m venv $(LMMS_EVAL_072)
+	$(BIN)/python -c "import sysconfig, pathlib, sys; base = sysconfig.get_paths()['purelib']; \
+		target = pathlib.Path(sys.argv[1]).resolve() / pathlib.Path(base).relative_to(sys.prefix); \
+		(target / 'zz_lmms_eval_audio_plugin_base.pth').write_text(f'import site; site.addsitedir({base!r})\n')" $(LMMS_EVAL_072)
+	$(LMMS_EVAL_072)/bin/pip install --quiet --no-deps --ignore-installed lmms-eval==0.7.2
+	$(OFFLINE) $(LMMS_EVAL_072)/bin/python -c "import importlib.metadata as m; v = m.version('lmms-eval'); print('lmms-eval', v); assert v == '0.7.2'"
+	$(OFFLINE) $(LMMS_EVAL_072)/bin/python -m pytest -q -m lmms_eval_versions

@@ -350,3 +350,151 @@ def audio_for_model(path: str, form: str, max_seconds: float | None = DEFAULT_MA
     if form == "data_uri":
         return audio_data_uri(path, max_seconds)
     raise ValueError(f"unknown audio form {form!r}; expected one of {AUDIO_FORMS}")
+
+
+# ------------------------------------------------------------------------------------------- forms models receive
+# Every form in which an lmms-eval task (ours or a built-in one) hands a clip to a model, decoded in one place for
+# our models (faster_whisper, qwen2_5_omni, qwen3_omni). Built-in tasks return the HF ``Audio`` value of the
+# document: with datasets < 4 a dict ``{"path", "array", "sampling_rate"}``; with datasets >= 4 a torchcodec-backed
+# ``AudioDecoder``; undecoded (``Audio(decode=False)``) a dict ``{"bytes", "path"}``. Others hand paths, arrays,
+# JSON-round-tripped dicts (``array`` a list) or raw file bytes. lmms-eval's automatic chat messages name a dict's
+# ``path`` (e.g. ``0.wav``), which exists only inside the document: :func:`audio_in_document` finds it there.
+
+#: File extensions read as audio when a path arrives in a part lmms-eval labelled "video" (its default for dicts).
+AUDIO_EXTENSIONS = ("wav", "flac", "mp3", "ogg", "opus", "m4a", "aac", "wma", "aiff", "aif")
+
+
+def _is_audio_decoder(value) -> bool:
+    """torchcodec's ``AudioDecoder`` (what datasets >= 4 returns for an ``Audio`` column): ``get_all_samples()``."""
+    return callable(getattr(value, "get_all_samples", None))
+
+
+def _mono_16k(samples, rate: int, what: str) -> np.ndarray:
+    """``samples`` (1-D, or 2-D with channels on the shorter axis) at ``rate`` Hz as float32 mono 16 kHz."""
+    samples = np.asarray(samples, dtype=np.float32)
+    if samples.ndim == 2:  # (channels, samples) as torchcodec/librosa give, or (samples, channels) as soundfile gives
+        samples = samples.mean(axis=0 if samples.shape[0] < samples.shape[1] else 1, dtype=np.float32)
+    if samples.ndim != 1:
+        raise ValueError(f"{what}: audio samples must be 1-D or 2-D (channels x samples), got shape {samples.shape}")
+    return resample_to_target(samples, int(rate))
+
+
+def _decode_bytes(payload: bytes, what: str) -> np.ndarray:
+    import soundfile
+
+    try:
+        samples, rate = soundfile.read(io.BytesIO(payload), dtype="float32", always_2d=True)
+    except Exception as error:
+        raise OSError(f"cannot decode {what} ({len(payload)} bytes, starting {bytes(payload[:12])!r}): {error}") from None
+    return _mono_16k(samples.T, rate, what)
+
+
+def audio_to_16k_mono(value) -> np.ndarray:
+    """One clip, in any form a task hands a model, as float32 mono samples at 16 kHz, shape ``(samples,)``.
+
+    Forms: a path or ``file://`` URL (read with soundfile); a ``data:audio/...;base64,`` URI; encoded file bytes
+    (``bytes``, ``bytearray``, ``memoryview``); a dict with ``array`` (ndarray, list or tensor; 1-D, or 2-D with the
+    channels on the shorter axis) and ``sampling_rate``; an undecoded HF ``Audio`` dict ``{"bytes", "path"}``
+    (``bytes`` may be ``None``: then the path is read); a torchcodec ``AudioDecoder`` (datasets >= 4); a bare 1-D
+    ndarray, taken as 16 kHz mono (the ``qwen_omni_utils`` convention). Channels are averaged; other rates are
+    resampled with :func:`resample_to_target`. Nothing is cut here (tasks cut: MCGA at 30 s).
+
+    Raises:
+        ValueError: a value of none of these forms (names its type), or an array of 3+ dimensions.
+        OSError: a file, URI or byte string that cannot be decoded (names it); FileNotFoundError for a missing path.
+    """
+    if isinstance(value, str):
+        if value.startswith("data:"):
+            try:
+                payload = base64.b64decode(value.split(",", 1)[1])
+            except Exception as error:
+                raise OSError(f"cannot decode the audio data URI ({value[:40]}...): {error}") from None
+            return _decode_bytes(payload, f"the audio data URI ({value[:40]}...)")
+        path = value.removeprefix("file://")
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"audio file {path!r} does not exist")
+        return load_audio_array(path, max_seconds=None)["array"]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _decode_bytes(bytes(value), "audio bytes")
+    if isinstance(value, dict):
+        if value.get("array") is not None:
+            if "sampling_rate" not in value:
+                raise ValueError(f"an audio dict with 'array' needs 'sampling_rate' (keys: {sorted(value)})")
+            array = value["array"]
+            array = array.detach().cpu().numpy() if hasattr(array, "detach") else array
+            return _mono_16k(array, value["sampling_rate"], f"audio {value.get('path') or 'array'}")
+        if value.get("bytes") is not None:
+            return _decode_bytes(value["bytes"], f"audio bytes of {value.get('path') or 'an HF Audio value'}")
+        if isinstance(value.get("path"), str):
+            return audio_to_16k_mono(value["path"])
+        raise ValueError(f"an audio dict needs 'array' and 'sampling_rate', 'bytes', or 'path' (keys: {sorted(value)})")
+    if _is_audio_decoder(value):
+        decoded = value.get_all_samples()
+        data = decoded.data
+        data = data.detach().cpu().numpy() if hasattr(data, "detach") else np.asarray(data)
+        return _mono_16k(data, decoded.sample_rate, f"{type(value).__name__}")
+    if isinstance(value, np.ndarray):
+        if value.ndim != 1:
+            raise ValueError(f"a bare audio array must be 1-D 16 kHz mono, got shape {value.shape}; pass {{'array', 'sampling_rate'}} instead")
+        return value.astype(np.float32, copy=False)
+    raise ValueError(
+        f"unsupported audio value of type {type(value).__name__}: expected a path, a data URI, file bytes, {{'array', 'sampling_rate'}}, "
+        "{'bytes', 'path'}, an AudioDecoder or a 1-D 16 kHz array"
+    )
+
+
+def is_audio_value(value) -> bool:
+    """True for a value :func:`audio_to_16k_mono` reads as audio without opening it: an audio dict, file bytes, an
+    ``AudioDecoder``, an ``audio/`` data URI or a path with an audio extension (:data:`AUDIO_EXTENSIONS`)."""
+    if isinstance(value, dict):
+        return value.get("array") is not None or value.get("bytes") is not None or is_audio_value(value.get("path"))
+    if isinstance(value, (bytes, bytearray, memoryview)) or _is_audio_decoder(value):
+        return True
+    if isinstance(value, str):
+        return value.startswith("data:audio/") or value.lower().rsplit(".", 1)[-1] in AUDIO_EXTENSIONS
+    return False
+
+
+def _audio_values(value, depth: int = 0):
+    """Audio values (decoded HF ``Audio`` dicts, undecoded ``{"bytes", "path"}``, ``AudioDecoder``) inside a document."""
+    if isinstance(value, dict):
+        if "path" in value and (value.get("array") is not None or value.get("bytes") is not None):
+            yield value
+        elif depth < 3:
+            for item in value.values():
+                yield from _audio_values(item, depth + 1)
+    elif isinstance(value, (list, tuple)) and depth < 3:
+        for item in value:
+            yield from _audio_values(item, depth + 1)
+    elif _is_audio_decoder(value):
+        yield value
+
+
+def _audio_value_path(value) -> str | None:
+    if isinstance(value, dict):
+        return value.get("path")
+    encoded = getattr(value, "_hf_encoded", None)  # datasets >= 4 keeps the stored {"bytes", "path"} on its AudioDecoder
+    return encoded.get("path") if isinstance(encoded, dict) else None
+
+
+def audio_in_document(reference: str, document) -> object | None:
+    """The audio value of ``document`` whose HF ``path`` is ``reference``, or ``None``.
+
+    lmms-eval's automatic chat messages (tasks without ``doc_to_messages``) replace an HF ``Audio`` dict by its
+    ``path`` field, e.g. ``"0.wav"``: the name the clip had when the dataset was built, which is not a file here.
+    The clip itself is in the document. A path matches exactly, or by file name when only one audio value of the
+    document has that file name.
+
+    Raises:
+        ValueError: several audio values of the document carry that exact path (ambiguous).
+    """
+    if not isinstance(reference, str) or document is None:
+        return None
+    candidates = [(v, _audio_value_path(v)) for v in _audio_values(document)]
+    exact = [v for v, path in candidates if path == reference]
+    if len(exact) > 1:
+        raise ValueError(f"audio {reference!r}: {len(exact)} audio values of the document carry this path; cannot tell which one the message means")
+    if exact:
+        return exact[0]
+    by_name = [v for v, path in candidates if isinstance(path, str) and os.path.basename(path) == os.path.basename(reference)]
+    return by_name[0] if len(by_name) == 1 else None

@@ -12,10 +12,14 @@ point, does three things:
    ``qwen2_5_omni_upstream`` / ``qwen3_omni_upstream``; see :mod:`lmms_eval_tasks.models.qwen_omni`), and lists
    them where ``lmms-eval models`` looks (the ``AVAILABLE_SIMPLE_MODELS`` table, as lmms-eval does for its own
    ``LMMS_EVAL_PLUGINS`` models);
-3. when the ``lmms-eval`` CLI is running, wraps ``lmms_eval.__main__.cli_evaluate_single`` (one run) so that
-   a failed run exits with status 1 and its cause as the last line (see :func:`exit_nonzero_on_failed_run`),
-   and so that ``--tasks NAME`` means the task or group ``NAME`` when a folder ``NAME`` without task YAML
-   happens to be in the working directory (the repository root holds the packages ``mcga/`` and ``parsa/``).
+3. when the ``lmms-eval`` CLI is running, wraps ``lmms_eval.__main__.cli_evaluate_single`` (one run) so that,
+   in runs naming our tasks or models (:func:`run_uses_plugin`), a failed run exits with status 1 and its cause
+   as the last line (see :func:`exit_nonzero_on_failed_run`), and ``--tasks NAME`` means the task or group
+   ``NAME`` when a folder ``NAME`` without task YAML happens to be in the working directory (the repository root
+   holds the packages ``mcga/`` and ``parsa/``); other runs keep lmms-eval's behaviour;
+4. makes results record the installed lmms-eval (:func:`record_installed_lmms_eval_version`) and our models'
+   failed generations on other benchmarks' tasks (:func:`record_failures_on_other_tasks`), and on lmms-eval
+   0.7.2 reads our YAML's ``data_files`` against the YAML's folder (:func:`anchor_our_data_files_on_older_lmms_eval`).
 
 If lmms-eval changes underneath (no ``initialize_tasks(include_path=...)``), an error saying so is logged
 and the models are still registered; ``--include_path <TASKS_DIR>`` then remains the way in.
@@ -148,11 +152,31 @@ def _prefer_task_name_over_empty_folder(args) -> None:
         args.tasks = f"{tasks},{tasks}"
 
 
+def run_uses_plugin(args) -> bool:
+    """True when a CLI run names one of our tasks or groups (``--tasks``, comma-separated) or one of our models
+    (``--model``: :data:`MODEL_CLASSES`, :data:`REPLACED_MODELS`, :data:`UPSTREAM_MODELS`), or names no task (the
+    plugin's error then says how to name one). Only such runs get the plugin's exit status and CLI behaviour."""
+    from lmms_eval_tasks.printed_table import is_plugin_task
+
+    if args is None:  # lmms-eval then parses sys.argv itself; nothing to tell ours from others by: as before
+        return True
+    model = str(getattr(args, "model", "") or "")
+    if model in MODEL_CLASSES or model in REPLACED_MODELS or model in UPSTREAM_MODELS:
+        return True
+    tasks = getattr(args, "tasks", None)
+    if not tasks:
+        return True
+    names = tasks.split(",") if isinstance(tasks, str) else [str(t) for t in tasks]
+    return any(is_plugin_task(name.strip()) for name in names)
+
+
 def _exit_nonzero_on_failure(cli_evaluate_single):
     @functools.wraps(cli_evaluate_single)
     def run_one(args=None, *rest, **kwargs):
         from loguru import logger
 
+        if not run_uses_plugin(args):  # lmms-eval's own runs keep lmms-eval's behaviour, exit status included
+            return cli_evaluate_single(args, *rest, **kwargs)
         logger.info("lmms-eval-audio-plugin: a failed run exits 1 with its cause as the last line (lmms_eval_tasks/plugin.py)")
         _prefer_task_name_over_empty_folder(args)
         try:
@@ -222,6 +246,124 @@ def list_models_for_lmms_eval_models_command(manifests) -> None:
             models.AVAILABLE_CHAT_TEMPLATE_MODELS.setdefault(manifest.model_id, manifest.chat_class_path)
 
 
+# --- results: the lmms-eval version actually used; failed generations on other benchmarks' tasks ----------------
+
+
+def _is_lmms_eval_checkout() -> bool:
+    """True when the folder above the ``lmms_eval`` package is the top of a git work tree: an lmms-eval clone
+    installed in place. An installed package lives in ``site-packages``, which is no work tree of its own (a venv
+    inside another clone, e.g. ``make setup`` in this repository, sits in that clone's tree)."""
+    import lmms_eval
+
+    return os.path.exists(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(lmms_eval.__file__))), ".git"))
+
+
+def _environment_value(*names: str) -> str | None:
+    values = [os.environ.get(name, "").strip() for name in names]
+    return next((value for value in values if value), None)
+
+
+def record_installed_lmms_eval_version() -> None:
+    """Make results record the lmms-eval that ran, not the git commit of some other clone.
+
+    lmms-eval writes ``git_hash``, ``git_branch`` and ``lmms_eval_version`` (``branch@sha``) from git: 0.7.3 asks
+    git about the folder above its package (for a package in a venv inside a clone, ``make setup`` here, that is
+    the clone's commit), 0.7.2 about the working directory (whatever repository the user runs from). Unless
+    lmms-eval is an in-place clone (:func:`_is_lmms_eval_checkout`), which keeps lmms-eval's behaviour, git is not
+    asked: ``git_hash`` is ``LMMS_EVAL_GIT_COMMIT``/``GIT_COMMIT``/``GITHUB_SHA`` and ``git_branch``
+    ``LMMS_EVAL_GIT_BRANCH``/``GIT_BRANCH``/``BRANCH_NAME``/``GITHUB_REF_NAME`` (lmms-eval 0.7.3's own fallbacks),
+    else ``None``; ``lmms_eval_version`` is the installed package's version (``importlib.metadata``, e.g.
+    ``0.7.3``). Replaces the three functions in ``lmms_eval.utils`` (and where ``lmms_eval.evaluator`` already
+    bound them); 0.7.3's cache version then falls back to the package version, as lmms-eval intends for pip installs.
+    """
+    import importlib.metadata
+
+    import lmms_eval.utils as utils
+
+    if getattr(getattr(utils, "get_lmms_eval_version_string", None), "_lmms_eval_audio_plugin", False) or _is_lmms_eval_checkout():
+        return
+
+    def get_git_commit_hash():
+        return _environment_value("LMMS_EVAL_GIT_COMMIT", "GIT_COMMIT", "GITHUB_SHA")
+
+    def get_git_branch_name():
+        return _environment_value("LMMS_EVAL_GIT_BRANCH", "GIT_BRANCH", "BRANCH_NAME", "GITHUB_REF_NAME")
+
+    def get_lmms_eval_version_string():
+        return importlib.metadata.version("lmms-eval")
+
+    replacements = {f.__name__: f for f in (get_git_commit_hash, get_git_branch_name, get_lmms_eval_version_string)}
+    for function in replacements.values():
+        function._lmms_eval_audio_plugin = True
+    for module in (utils, sys.modules.get("lmms_eval.evaluator")):
+        for name, function in replacements.items():
+            if module is not None and hasattr(module, name):
+                setattr(module, name, function)
+
+
+def _anchored(value, folder: str):
+    if isinstance(value, str):
+        return value if os.path.isabs(value) or "://" in value else os.path.normpath(os.path.join(folder, value))
+    if isinstance(value, dict):
+        return {key: _anchored(item, folder) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_anchored(item, folder) for item in value]
+    return value
+
+
+def anchor_our_data_files_on_older_lmms_eval() -> None:
+    """Read our task YAML's relative ``dataset_kwargs.data_files`` against the YAML's folder on lmms-eval 0.7.2 too.
+
+    lmms-eval 0.7.3 does that for every task (``lmms_eval.utils._maybe_resolve_yaml_local_data_files``); 0.7.2
+    hands the relative path to ``datasets``, which reads it against the working directory, so none of our tasks
+    found its shipped sample. Where that function is missing, ``lmms_eval.utils.load_yaml_config`` is wrapped to
+    make the paths absolute for YAML files of :data:`lmms_eval_tasks.TASKS_DIR` only; other tasks are untouched.
+    """
+    import lmms_eval.utils as utils
+
+    original = utils.load_yaml_config
+    if hasattr(utils, "_maybe_resolve_yaml_local_data_files") or getattr(original, "_lmms_eval_audio_plugin", False):
+        return
+
+    @functools.wraps(original)
+    def load_yaml_config(yaml_path=None, yaml_config=None, yaml_dir=None, mode="full"):
+        config = original(yaml_path=yaml_path, yaml_config=yaml_config, yaml_dir=yaml_dir, mode=mode)
+        folder = yaml_dir or (os.path.dirname(os.path.abspath(yaml_path)) if yaml_path else None)
+        kwargs = config.get("dataset_kwargs") if isinstance(config, dict) else None
+        if folder and os.path.realpath(folder).startswith(str(TASKS_DIR)) and isinstance(kwargs, dict) and "data_files" in kwargs:
+            kwargs["data_files"] = _anchored(kwargs["data_files"], folder)
+        return config
+
+    load_yaml_config._lmms_eval_audio_plugin = True
+    utils.load_yaml_config = load_yaml_config
+
+
+def record_failures_on_other_tasks() -> None:
+    """Write the failed generations of our models on other benchmarks' tasks into the results file.
+
+    Such a task gets ``""`` for a failed document (it does not know our failure placeholder), so its own metrics
+    cannot show the failures; the counts (:data:`lmms_eval_tasks.models.FAILED_ON_OTHER_TASKS`, summed over ranks)
+    go under ``results["lmms_eval_audio_plugin"]["failed_generations"][<task>]`` = ``{"failed", "requests",
+    "first_error"}``, only when there are some. Wraps ``EvaluationTracker.save_results_aggregated``.
+    """
+    from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
+
+    original = EvaluationTracker.save_results_aggregated
+    if getattr(original, "_lmms_eval_audio_plugin_failures", False):
+        return
+
+    @functools.wraps(original)
+    def save_results_aggregated(self, results, *args, **kwargs):
+        from lmms_eval_tasks.models import FAILED_ON_OTHER_TASKS
+
+        if FAILED_ON_OTHER_TASKS and isinstance(results, dict):
+            results.setdefault("lmms_eval_audio_plugin", {})["failed_generations"] = dict(FAILED_ON_OTHER_TASKS)
+        return original(self, results, *args, **kwargs)
+
+    save_results_aggregated._lmms_eval_audio_plugin_failures = True
+    EvaluationTracker.save_results_aggregated = save_results_aggregated
+
+
 # --- the entry point ------------------------------------------------------------------------------------------
 
 
@@ -247,6 +389,9 @@ def register():
         functools.partial(list_models_for_lmms_eval_models_command, manifests),
         write_results_as_valid_utf8,  # samples holding lone surrogates are written, not lost
         install_printed_table_filter,  # printed table: numbers only for our tasks; the JSON keeps everything
+        record_installed_lmms_eval_version,  # results name the lmms-eval that ran, not the enclosing clone's commit
+        record_failures_on_other_tasks,  # our models' failed generations on other benchmarks' tasks, in the results file
+        anchor_our_data_files_on_older_lmms_eval,  # lmms-eval 0.7.2: our YAML's data_files against the YAML's folder
     )
     for extra in extras:
         try:

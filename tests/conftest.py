@@ -21,7 +21,37 @@ def offline_env(tmp_path):
 
 @pytest.fixture(scope="session")
 def lmms_eval_cli() -> str:
-    path = shutil.which("lmms-eval") or str(Path(sys.executable).with_name("lmms-eval"))
+    beside = Path(sys.executable).with_name("lmms-eval")  # this interpreter's environment first (make test-lmms-eval-0.7.2)
+    path = str(beside) if beside.exists() else shutil.which("lmms-eval") or str(beside)
     if not Path(path).exists():
         pytest.fail("the lmms-eval console script is not installed in this environment")
+    return path
+
+
+# ---------------------------------------------------------------- tiny random-weight checkpoints (tests/tiny_checkpoints.py)
+
+
+@pytest.fixture(scope="session")
+def checkpoints(tmp_path_factory):
+    from tests.tiny_checkpoints import build_tiny_qwen2_5_omni, build_tiny_qwen2_audio
+
+    root = tmp_path_factory.mktemp("checkpoints")
+    return {"omni": build_tiny_qwen2_5_omni(root / "tiny-qwen2_5-omni"), "qwen2_audio": build_tiny_qwen2_audio(root / "tiny-qwen2-audio")}
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen3_omni(tmp_path_factory):
+    from tests.tiny_checkpoints import build_tiny_qwen3_omni_thinker
+
+    return build_tiny_qwen3_omni_thinker(tmp_path_factory.mktemp("checkpoints") / "tiny-qwen3-omni-thinker")
+
+
+@pytest.fixture(scope="session")
+def broken_omni(checkpoints, tmp_path_factory):
+    """The tiny Omni checkpoint with an 80-bin feature extractor for its 128-bin audio encoder: every audio doc raises."""
+    import json
+
+    path = Path(shutil.copytree(checkpoints["omni"], tmp_path_factory.mktemp("broken") / "omni"))
+    config = json.loads((path / "preprocessor_config.json").read_text(encoding="utf-8"))
+    (path / "preprocessor_config.json").write_text(json.dumps({**config, "feature_size": 80}), encoding="utf-8")
     return path

@@ -1,5 +1,7 @@
 """Helper models registered through the ``lmms_eval.models`` entry point (see :mod:`lmms_eval_tasks.plugin`)."""
 
+from __future__ import annotations
+
 import torch
 
 
@@ -13,3 +15,89 @@ class CPUOrAcceleratorDevice:
     def device(self):
         accelerator = getattr(self, "accelerator", None)
         return accelerator.device if accelerator is not None else torch.device("cpu")
+
+
+# --- failed generations on tasks that do not know our placeholder -------------------------------------------
+#: ``{task: {"failed": n, "requests": m, "first_error": text}}`` of this run, all ranks summed: tasks of other
+#: benchmarks (lmms-eval's built-in ones) on which one of our models failed. The plugin writes it into the results
+#: file (``lmms_eval_audio_plugin.failed_generations``, :func:`lmms_eval_tasks.plugin.record_failures_on_other_tasks`).
+FAILED_ON_OTHER_TASKS: dict[str, dict] = {}
+
+
+class FailureAccounting:
+    """What our models hand a task for a document whose generation failed, and the count per task.
+
+    Our tasks know the failure placeholder (:data:`lmms_eval_tasks.responses.GENERATION_FAILED_PREFIX` ``+ error``)
+    and count it as a failed generation, never as an answer. Other tasks (lmms-eval's built-in ones) would score it
+    as text (librispeech: a transcript, WER > 100). So for them the answer is ``""`` and the failure is counted here:
+    :meth:`close` logs the count per task, adds it to :data:`FAILED_ON_OTHER_TASKS` (written into the results file)
+    and raises :class:`lmms_eval_tasks.responses.FailedRunError` when more than
+    :data:`lmms_eval_tasks.responses.FAILED_RUN_SHARE` of a task's requests failed: the threshold our tasks use.
+    """
+
+    def __init__(self, model_name: str) -> None:
+        self.model_name = model_name
+        self.requests: dict[str, int] = {}
+        self.failed: dict[str, int] = {}
+        self.first_error: dict[str, str] = {}
+
+    def answer(self, task: str, answer: str) -> str:
+        """``answer`` as handed to ``task``: a failure placeholder becomes ``""`` (and is counted) unless the task is ours."""
+        from lmms_eval_tasks.printed_table import is_plugin_task
+        from lmms_eval_tasks.responses import generation_failure
+
+        self.requests[task] = self.requests.get(task, 0) + 1
+        failure = generation_failure(answer or "")
+        if failure is None or is_plugin_task(task):
+            return answer
+        self.failed[task] = self.failed.get(task, 0) + 1
+        self.first_error.setdefault(task, failure)
+        return ""
+
+    def close(self, model) -> None:
+        """Sum the counts over ranks, log and record them; raise past the threshold.
+
+        Raises:
+            lmms_eval_tasks.responses.FailedRunError: a task of another benchmark got more than
+                ``FAILED_RUN_SHARE`` failed generations (names the task, the counts and the first error).
+        """
+        from loguru import logger
+
+        from lmms_eval_tasks.responses import FAILED_RUN_SHARE, FailedRunError
+
+        mine = {task: {"failed": self.failed.get(task, 0), "requests": n, "first_error": self.first_error.get(task)} for task, n in self.requests.items()}
+        totals = {}
+        for part in _gather_over_ranks(model, mine):
+            for task, counts in part.items():
+                total = totals.setdefault(task, {"failed": 0, "requests": 0, "first_error": None})
+                total["failed"] += counts["failed"]
+                total["requests"] += counts["requests"]
+                total["first_error"] = total["first_error"] or counts["first_error"]
+        failing = {task: counts for task, counts in totals.items() if counts["failed"]}
+        for task, counts in failing.items():
+            FAILED_ON_OTHER_TASKS[task] = counts
+            logger.warning(
+                f"{self.model_name}: generation failed for {counts['failed']} of {counts['requests']} documents of {task}; "
+                f"they were handed to {task} as empty answers (it does not know the failure placeholder). First error: {counts['first_error']}"
+            )
+        for task, counts in failing.items():
+            if counts["failed"] > FAILED_RUN_SHARE * counts["requests"]:
+                raise FailedRunError(
+                    f"{task}: failed run: generation failed for {counts['failed']} of {counts['requests']} documents with --model {self.model_name} "
+                    f"(more than {FAILED_RUN_SHARE:.0%}), so no score of this task means anything; fix the model and run again. "
+                    f"First error: {counts['first_error']}"
+                )
+        self.requests.clear(), self.failed.clear(), self.first_error.clear()
+
+
+def _gather_over_ranks(model, value) -> list:
+    """``value`` of every rank (a list with one entry per process; just ``[value]`` in a one-process run)."""
+    if getattr(model, "world_size", 1) <= 1:
+        return [value]
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        return [value]
+    gathered = [None] * dist.get_world_size()
+    dist.all_gather_object(gathered, value)
+    return gathered

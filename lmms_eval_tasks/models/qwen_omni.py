@@ -20,24 +20,35 @@ What these classes do:
   is loaded from ``pretrained`` (a hub id or a local folder, full Omni checkpoint or thinker-only) and
   generates text; no talker, no speech output;
 - the processor comes from ``pretrained`` too; where torchvision is missing, it is built without its
-  video processor (audio and text need none);
+  video processor (audio, images and text need none);
 - messages are sent as the task made them; the default Qwen system turn (``system_prompt``) is added only
   when the request has no system message. Simple-model requests become one user turn
   ``[audio..., prompt]`` after that system turn;
-- audio parts may be a path, a ``data:`` URI, a 16 kHz mono array or ``{"array", "sampling_rate"}``; each
-  is decoded to 16 kHz mono (channels averaged) and never cut here (the task decides: MCGA cuts at 30 s,
-  PARSA-Bench does not); a clip longer than the feature extractor's window (300 s for Qwen2.5-Omni) is
-  split into consecutive window-long parts, as lmms-eval's simple wrapper does;
+- audio parts may take every form a task hands over (:func:`lmms_eval_tasks.audio.audio_to_16k_mono`: paths,
+  ``data:`` URIs, file bytes, ``{"array", "sampling_rate"}`` with an ndarray or a list, undecoded
+  ``{"bytes", "path"}``, datasets' ``AudioDecoder``, a bare 16 kHz array); each is decoded to 16 kHz mono
+  (channels averaged) and never cut here (the task decides: MCGA cuts at 30 s, PARSA-Bench does not); a clip
+  longer than the feature extractor's window (300 s for Qwen2.5-Omni) is split into consecutive window-long
+  parts, as lmms-eval's simple wrapper does;
+- a part naming a path that is the HF ``Audio`` ``path`` of an audio value of the document (lmms-eval's
+  automatic messages for tasks without ``doc_to_messages``, e.g. librispeech's ``0.wav``, which exists nowhere
+  on disk) gets that decoded value (:func:`lmms_eval_tasks.audio.audio_in_document`); a "video" part holding
+  audio (lmms-eval labels dicts "video") is sent as audio;
 - generation follows the task's ``generation_kwargs``: ``max_new_tokens`` (default 4096), greedy when
   ``temperature`` is 0 / ``do_sample`` false, ``top_p``, ``num_beams``, and ``until`` stop strings;
-- images and video are refused (use the ``*_upstream`` class for them); a "video" part that is an audio
-  dict or an audio file (lmms-eval's automatic messages label audio dicts of tasks without
-  ``doc_to_messages`` "video") is sent as audio. Such tasks may pass a path that is not on disk (hub
-  datasets): run them with ``--force_simple``, which receives the decoded audio;
-- a document whose generation raised gets
-  ``lmms_eval_tasks.responses.GENERATION_FAILED_PREFIX + " <error>"``, and the error is logged with its
-  task and doc id; the tasks count such answers as failed generations, never as answers. Errors of the
-  task's own hooks (``doc_to_messages`` / ``doc_to_visual``: bad data) stop the run.
+- text-only requests and images are served as by lmms-eval's classes: an image (PIL image, path or
+  ``data:image`` URI) is made RGB and resized as ``qwen_vl_utils.fetch_image`` does for them (``smart_resize``
+  to multiples of the model's patch factor, at most 512 x 512 pixels for the chat class, 16384 x 28 x 28 for the
+  simple one), then goes through the model's image processor; a simple request's visuals are images (PIL, or
+  image paths), videos (video paths) or audio (anything else). Video is refused with an error naming
+  ``*_upstream``: transformers' video processor needs torchvision, whose PyPI wheel breaks a CPU install, so
+  it could not be built or tested here;
+- a document whose generation raised gets ``lmms_eval_tasks.responses.GENERATION_FAILED_PREFIX + " <error>"``
+  on our tasks, which count it as a failed generation, never as an answer; on any other task (lmms-eval's
+  built-in ones, which would score that text) it gets ``""``, and the failures are counted per task, logged,
+  written into the results file and fatal past our tasks' threshold
+  (:class:`lmms_eval_tasks.models.FailureAccounting`). The error is logged with its task and doc id. Errors of
+  the task's own hooks (``doc_to_messages`` / ``doc_to_visual``: bad data) stop the run.
 
 Model arguments (``--model_args k=v,...``): ``pretrained``; ``device`` (default ``cuda`` when available,
 else ``cpu``; one process per GPU under ``accelerate launch``); ``device_map`` (e.g. ``auto`` to spread one
@@ -48,8 +59,7 @@ weights); ``attn_implementation`` (e.g. ``flash_attention_2``); ``system_prompt`
 
 from __future__ import annotations
 
-import base64
-import io
+import os
 import traceback
 
 import numpy as np
@@ -58,7 +68,8 @@ from loguru import logger
 from tqdm import tqdm
 
 from lmms_eval.api.model import lmms
-from lmms_eval_tasks.audio import TARGET_SAMPLING_RATE, load_audio_array
+from lmms_eval_tasks.audio import TARGET_SAMPLING_RATE, audio_in_document, audio_to_16k_mono, is_audio_value
+from lmms_eval_tasks.models import FailureAccounting
 from lmms_eval_tasks.responses import GENERATION_FAILED_PREFIX
 
 #: lmms-eval's default Qwen-Omni system prompt (the one the Qwen team gives for Qwen2.5-Omni).
@@ -67,59 +78,20 @@ DEFAULT_SYSTEM_PROMPT = (
     "as well as generating text and speech."
 )
 DEFAULT_MAX_NEW_TOKENS = 4096
+#: Image pixel budgets of lmms-eval's Qwen-Omni classes: the chat class passes ``max_pixels=512*512``
+#: (``lmms_eval/models/chat/_chat_base.py`` IMAGE_KWARGS); the simple class none, so qwen_vl_utils' default
+#: (16384 tokens x 28 x 28 pixels) applies.
+CHAT_IMAGE_MAX_PIXELS = 512 * 512
+SIMPLE_IMAGE_MAX_PIXELS = 16384 * 28 * 28
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff")
+VIDEO_EXTENSIONS = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".flv", ".wmv", ".m4v")
 _ERROR_CHARS = 300
-AUDIO_EXTENSIONS = ("wav", "flac", "mp3", "ogg", "opus", "m4a", "aac")
 
 
 def failed_generation(error: BaseException) -> str:
     """The placeholder answer of a document whose generation raised: prefix, error type, first 300 characters."""
     message = " ".join(str(error).split())[:_ERROR_CHARS]
     return f"{GENERATION_FAILED_PREFIX} {type(error).__name__}: {message}".rstrip()
-
-
-def audio_16k_mono(reference) -> np.ndarray:
-    """One audio part as a float32 mono array at 16 kHz, shape (samples,).
-
-    Accepts a file path (or ``file://`` URL), a ``data:audio/...;base64,`` URI, a 1-D array taken to be
-    16 kHz mono (the ``qwen_omni_utils`` convention), or ``{"array", "sampling_rate"}``.
-
-    Raises:
-        ValueError: any other value, or an array that is not 1-D.
-        OSError: the file or data cannot be decoded.
-    """
-    import librosa
-    import soundfile
-
-    if isinstance(reference, dict) and "array" in reference and "sampling_rate" in reference:
-        samples, rate = np.asarray(reference["array"], dtype=np.float32), int(reference["sampling_rate"])
-        if samples.ndim == 2:  # (channels, samples) as librosa gives, or (samples, channels) as soundfile gives
-            samples = samples.mean(axis=0 if samples.shape[0] < samples.shape[1] else 1, dtype=np.float32)
-        return samples if rate == TARGET_SAMPLING_RATE else librosa.resample(samples, orig_sr=rate, target_sr=TARGET_SAMPLING_RATE).astype(np.float32)
-    if isinstance(reference, np.ndarray):
-        if reference.ndim != 1:
-            raise ValueError(f"an audio array must be 1-D 16 kHz mono, got shape {reference.shape}")
-        return reference.astype(np.float32, copy=False)
-    if isinstance(reference, str) and reference.startswith("data:"):
-        try:
-            samples, rate = soundfile.read(io.BytesIO(base64.b64decode(reference.split(",", 1)[1])), dtype="float32", always_2d=True)
-        except Exception as error:
-            raise OSError(f"cannot decode the audio data URI ({reference[:40]}...): {error}") from None
-        samples = samples.mean(axis=1, dtype=np.float32)
-        return samples if rate == TARGET_SAMPLING_RATE else librosa.resample(samples, orig_sr=rate, target_sr=TARGET_SAMPLING_RATE).astype(np.float32)
-    if isinstance(reference, str):
-        return load_audio_array(reference.removeprefix("file://"), max_seconds=None)["array"]
-    raise ValueError(f"unsupported audio part {type(reference).__name__}: expected a path, a data URI, a 16 kHz array or {{'array', 'sampling_rate'}}")
-
-
-def is_audio_reference(reference) -> bool:
-    """True for ``{"array", "sampling_rate"}`` or a path with an audio extension.
-
-    lmms-eval labels audio dicts of tasks without ``doc_to_messages`` as "video" parts (its automatic messages
-    default a dict's type to "video"); such parts are sent as the audio they are.
-    """
-    if isinstance(reference, dict):
-        return "array" in reference and "sampling_rate" in reference
-    return isinstance(reference, str) and reference.lower().rsplit(".", 1)[-1] in AUDIO_EXTENSIONS
 
 
 def _load_processor(processor_class, pretrained: str):
@@ -224,38 +196,91 @@ class _QwenOmniThinker(lmms):
         return messages
 
     def _audio_parts(self, reference) -> list[np.ndarray]:
-        samples = audio_16k_mono(reference)
+        samples = audio_to_16k_mono(reference)
         window = int(self.processor.feature_extractor.n_samples)
         if len(samples) <= window:
             return [samples]
         logger.warning(f"{self.model_family}: an audio part of {len(samples) / TARGET_SAMPLING_RATE:.1f} s is longer than the model's {window / TARGET_SAMPLING_RATE:.0f} s window; sent as consecutive parts")
         return [samples[start : start + window] for start in range(0, len(samples), window)]
 
-    def generate_from_messages(self, messages: list[dict], gen_kwargs: dict) -> str:
-        """Text answer to chat ``messages`` (``[{"role", "content": [{"type": "text"|"audio", ...}]}]``).
+    def _image(self, reference, max_pixels: int):
+        """An image part as lmms-eval's Qwen-Omni classes prepare it (``qwen_vl_utils.fetch_image``, which needs torchvision
+        and so is not imported here): RGB (transparent pixels on white), resized with PIL's default filter to the
+        ``smart_resize`` size for the model's patch factor within [4 x factor^2, ``max_pixels``] pixels."""
+        from PIL import Image
+        from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import smart_resize  # the torchvision-free module
+
+        if isinstance(reference, Image.Image):
+            image = reference
+        elif isinstance(reference, str) and reference.startswith("data:image"):
+            import base64
+            import io
+
+            image = Image.open(io.BytesIO(base64.b64decode(reference.split("base64,", 1)[1])))
+        elif isinstance(reference, str):
+            image = Image.open(reference.removeprefix("file://"))
+        else:
+            raise ValueError(f"{self.model_family}: unsupported image part of type {type(reference).__name__} (expected a PIL image, a path or a data:image URI)")
+        if image.mode == "RGBA":
+            background = Image.new("RGB", image.size, (255, 255, 255))
+            background.paste(image, mask=image.split()[3])
+            image = background
+        else:
+            image = image.convert("RGB")
+        processor = self.processor.image_processor
+        factor = int(processor.patch_size) * int(processor.merge_size)
+        height, width = smart_resize(image.height, image.width, factor=factor, min_pixels=4 * factor * factor, max_pixels=max_pixels)
+        return image.resize((width, height))
+
+    def _audio_of_part(self, part: dict, document):
+        """The audio an "audio" part (or a "video" part holding audio) names, or ``None`` when it is no audio."""
+        reference = part.get("url", part.get("audio"))
+        in_document = audio_in_document(reference, document) if isinstance(reference, str) else None
+        if in_document is not None:
+            return in_document  # lmms-eval's automatic messages name the HF Audio "path" (e.g. "0.wav"); the clip is in the document
+        if part["type"] == "audio" or is_audio_value(reference):
+            return reference
+        return None
+
+    def generate_from_messages(self, messages: list[dict], gen_kwargs: dict, document=None, image_max_pixels: int | None = None) -> str:
+        """Text answer to chat ``messages`` (``[{"role", "content": [{"type": "text"|"audio"|"image"|"video", ...}]}]``).
+
+        Audio parts may take every form of :func:`lmms_eval_tasks.audio.audio_to_16k_mono`; a path that is not a file
+        but the HF ``path`` of an audio value of ``document`` is that value. Images: see :meth:`_image`
+        (``image_max_pixels``: the chat class's 512 x 512 unless given).
 
         Raises:
-            ValueError: an image or video part, or an unsupported audio part.
+            ValueError: a video part, or an unsupported audio or image part.
         """
-        conversation, audios = [], []
+        conversation, audios, images = [], [], []
         for message in self._with_default_system(messages):
             content = []
-            for part in message["content"]:
+            parts = message["content"] if isinstance(message["content"], list) else [{"type": "text", "text": message["content"]}]
+            for part in parts:
                 kind = part["type"]
                 if kind == "text":
                     content.append({"type": "text", "text": part["text"]})
-                elif kind == "audio" or (kind == "video" and is_audio_reference(part.get("url"))):
-                    for samples in self._audio_parts(part.get("url", part.get("audio"))):
+                    continue
+                audio = self._audio_of_part(part, document) if kind in ("audio", "video") else None
+                if audio is not None:
+                    for samples in self._audio_parts(audio):
                         audios.append(samples)
                         content.append({"type": "audio", "audio": f"<audio {len(audios)}>"})
+                elif kind == "image":
+                    images.append(self._image(part.get("url", part.get("image")), image_max_pixels or CHAT_IMAGE_MAX_PIXELS))
+                    content.append({"type": "image", "image": f"<image {len(images)}>"})
                 else:
-                    raise ValueError(f"{self.model_family} (plugin class) takes text and audio only, got a {kind} part; use --model {self.model_family}_upstream")
+                    raise ValueError(
+                        f"{self.model_family} (plugin class) takes text, audio and images, not {kind} parts (transformers' video processor needs "
+                        f"torchvision); use --model {self.model_family}_upstream for video"
+                    )
             conversation.append({"role": message["role"], "content": content})
         text = self.processor.apply_chat_template(conversation, add_generation_prompt=True, tokenize=False)
-        inputs = self.processor(text=[text], audio=audios or None, return_tensors="pt", padding=True)
+        inputs = self.processor(text=[text], audio=audios or None, images=images or None, return_tensors="pt", padding=True)
         inputs = inputs.to(self.model.device)
-        if "input_features" in inputs:
-            inputs["input_features"] = inputs["input_features"].to(self.model.dtype)
+        for name in ("input_features", "pixel_values"):
+            if name in inputs:
+                inputs[name] = inputs[name].to(self.model.dtype)
         return self._generate(inputs, gen_kwargs)
 
     def _generate(self, inputs, gen_kwargs: dict) -> str:
@@ -282,20 +307,22 @@ class _QwenOmniThinker(lmms):
                 answer = answer.split(stop)[0]
         return answer
 
-    def _answer(self, messages: list[dict], gen_kwargs: dict, task: str, doc_id: int) -> str:
+    def _answer(self, messages: list[dict], gen_kwargs: dict, task: str, doc_id: int, document=None) -> str:
         try:
-            return self.generate_from_messages(messages, gen_kwargs)
+            return self.generate_from_messages(messages, gen_kwargs, document, image_max_pixels=self.image_max_pixels)
         except Exception as error:
             logger.error(f"{self.model_family}: generation failed for {task} doc {doc_id}: {type(error).__name__}: {error}\n{traceback.format_exc()}")
             return failed_generation(error)
 
     def generate_until(self, requests) -> list[str]:
-        """One answer per request, in order; a document whose generation raises gets :func:`failed_generation`."""
-        answers = []
+        """One answer per request, in order. A document whose generation raises gets :func:`failed_generation` on our
+        tasks and ``""`` on other tasks (counted, and fatal past the threshold: :class:`lmms_eval_tasks.models.FailureAccounting`)."""
+        answers, accounting = [], FailureAccounting(self.model_family)
         for request in tqdm(requests, disable=(self.rank != 0), desc=self.model_family):
-            context, gen_kwargs, messages, task, doc_id = self._request_messages(request)
-            answers.append(self._answer(messages, dict(gen_kwargs), task, doc_id))
+            context, gen_kwargs, messages, task, doc_id, document = self._request_messages(request)
+            answers.append(accounting.answer(task, self._answer(messages, dict(gen_kwargs), task, doc_id, document)))
             self.cache_hook.add_partial("generate_until", (context, gen_kwargs), answers[-1])
+        accounting.close(self)
         return answers
 
     def loglikelihood(self, requests):
@@ -310,9 +337,12 @@ class _ChatRequests:
 
     is_simple = False
 
+    image_max_pixels = CHAT_IMAGE_MAX_PIXELS  # as lmms-eval's chat class
+
     def _request_messages(self, request):
         context, doc_to_messages, gen_kwargs, doc_id, task, split = request.args
-        return context, gen_kwargs, doc_to_messages(self.task_dict[task][split][doc_id]), task, doc_id
+        document = self.task_dict[task][split][doc_id]
+        return context, gen_kwargs, doc_to_messages(document), task, doc_id, document
 
 
 class _SimpleRequests:
@@ -320,11 +350,43 @@ class _SimpleRequests:
 
     is_simple = True
 
+    image_max_pixels = SIMPLE_IMAGE_MAX_PIXELS  # as lmms-eval's simple class (qwen_vl_utils' default)
+
     def _request_messages(self, request):
         context, gen_kwargs, doc_to_visual, doc_id, task, split = request.args
-        visuals = doc_to_visual(self.task_dict[task][split][doc_id]) or []
-        content = [{"type": "audio", "url": visual} for visual in visuals] + [{"type": "text", "text": context}]
-        return context, gen_kwargs, [{"role": "user", "content": content}], task, doc_id
+        document = self.task_dict[task][split][doc_id]
+        visuals = (doc_to_visual(document) or []) if doc_to_visual is not None else []
+        content = [_simple_part(visual) for visual in _flat(visuals)] + [{"type": "text", "text": context}]
+        return context, gen_kwargs, [{"role": "user", "content": content}], task, doc_id, document
+
+
+def _flat(visuals) -> list:
+    """``doc_to_visual``'s list, with lists of images (one multi-image visual) flattened as lmms-eval's simple class does."""
+    from PIL import Image
+
+    flat = []
+    for visual in visuals:
+        if isinstance(visual, (list, tuple)) and visual and all(isinstance(v, Image.Image) for v in visual):
+            flat.extend(visual)
+        else:
+            flat.append(visual)
+    return flat
+
+
+def _simple_part(visual) -> dict:
+    """One visual of a simple request as a message part: a PIL image or an image path is an image, a video path a
+    video (refused), anything else audio (every form of :func:`lmms_eval_tasks.audio.audio_to_16k_mono`)."""
+    from PIL import Image
+
+    if isinstance(visual, Image.Image):
+        return {"type": "image", "url": visual}
+    if isinstance(visual, str) and not is_audio_value(visual):
+        extension = os.path.splitext(visual)[1].lower()
+        if extension in IMAGE_EXTENSIONS:
+            return {"type": "image", "url": visual}
+        if extension in VIDEO_EXTENSIONS:
+            return {"type": "video", "url": visual}
+    return {"type": "audio", "url": visual}
 
 
 class _Qwen2_5Omni(_QwenOmniThinker):

@@ -35,7 +35,7 @@ from pathlib import Path
 from loguru import logger
 
 from lmms_eval.api.model import lmms
-from lmms_eval_tasks.models import CPUOrAcceleratorDevice
+from lmms_eval_tasks.models import CPUOrAcceleratorDevice, FailureAccounting
 from mcga.data import official_runner_prediction
 
 _SHOWN_IDS = 10
@@ -201,7 +201,7 @@ class Replay(CPUOrAcceleratorDevice, lmms):
         return matched
 
     def generate_until(self, requests) -> list[str]:
-        answers, missing = [], defaultdict(list)
+        answers, missing, accounting = [], defaultdict(list), FailureAccounting("replay")
         for request in requests:
             context, gen_kwargs, _doc_to_visual, doc_id, task, split = request.args
             match = self._match_task(task, split)[doc_id]
@@ -214,14 +214,15 @@ class Replay(CPUOrAcceleratorDevice, lmms):
             if match is None:
                 missing[task].append(document_key(self.task_dict[task][split][doc_id], doc_id))
                 answers.append("")
-            else:
-                answers.append(self.predictions[(task, match)])
+            else:  # a replayed failure placeholder reaches only tasks that count it (FailureAccounting)
+                answers.append(accounting.answer(task, self.predictions[(task, match)]))
             self.cache_hook.add_partial("generate_until", (context, gen_kwargs), answers[-1])
         for task, keys in missing.items():
             message = f"replay: no prediction for {len(keys)} document(s) of {task}: {_shown(keys)}"
             if self.on_missing == "error":
                 raise ValueError(message + " (pass on_missing=empty to score them as empty answers)")
             logger.warning(message + "; scored as empty answers")
+        accounting.close(self)
         return answers
 
     def loglikelihood(self, requests):

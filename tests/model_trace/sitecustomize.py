@@ -1,8 +1,8 @@
 """Test-only: record what the real model classes receive, in CLI subprocesses of the model tests.
 
 Active only when this folder is on ``PYTHONPATH`` and ``MODEL_TRACE=<file>`` is set (``tests/test_model_cli.py``
-does both). Appends one JSON line per call of a Qwen processor (prompt text, each audio array's length, the
-sampling rate, any image/video input) and per ``generate`` of a Qwen model (settings, new tokens).
+does both). Appends one JSON line per call of a Qwen processor (prompt text, each audio array's length and
+sha1, the sampling rate, each image's size, whether videos came) and per ``generate`` of a Qwen model (settings, new tokens).
 
 ``MODEL_TRACE_CUDA_TO_CPU=1`` additionally turns ``BatchFeature.to("cuda")`` into ``.to("cpu")`` on a machine
 without CUDA: lmms-eval's ``qwen2_audio`` wrapper moves its inputs to "cuda" unconditionally (with
@@ -24,6 +24,14 @@ if os.environ.get("MODEL_TRACE"):
         shape = getattr(value, "shape", None)
         return list(shape) if shape is not None else type(value).__name__
 
+    def _sha1(value):
+        """sha1 of an audio array's float32 bytes: tests compare it with the clip they expect the model to get."""
+        import hashlib
+
+        import numpy as np
+
+        return hashlib.sha1(np.ascontiguousarray(value, dtype=np.float32).tobytes()).hexdigest() if hasattr(value, "shape") else None
+
     def _wrap_processor(cls):
         original = cls.__call__
 
@@ -35,8 +43,9 @@ if os.environ.get("MODEL_TRACE"):
                 processor=cls.__name__,
                 text=text if isinstance(text, str) else list(text or []),
                 audio=[_shape(a) for a in (audio or [])],
+                audio_sha1=[_sha1(a) for a in (audio or [])],
                 sampling_rate=kwargs.get("sampling_rate", self.feature_extractor.sampling_rate),
-                images=kwargs.get("images") is not None,
+                images=[list(getattr(i, "size", None) or _shape(i)) for i in (kwargs.get("images") or [])],
                 videos=kwargs.get("videos") is not None,
             )
             return original(self, *args, **kwargs)
