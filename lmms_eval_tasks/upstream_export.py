@@ -251,9 +251,14 @@ _Loader.add_constructor("!function", lambda loader, node: FunctionRef(loader.con
 _Dumper.add_representer(FunctionRef, lambda dumper, value: dumper.represent_scalar("!function", str(value)))
 
 
+def read_yaml_text(text: str) -> dict:
+    """Task YAML text with its ``!function`` values as :class:`FunctionRef`."""
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+
+
 def read_yaml(path: Path) -> dict:
-    """A task YAML with its ``!function`` values as :class:`FunctionRef`."""
-    return yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    """A task YAML file with its ``!function`` values as :class:`FunctionRef`."""
+    return read_yaml_text(path.read_text(encoding="utf-8"))
 
 
 def dump_yaml(config: dict) -> str:
@@ -351,8 +356,13 @@ def format_python(source: str, path: Path, first_party_root: Path) -> str:
     except ImportError as error:
         raise ExportError(f"formatting the export needs black and isort ({error.name} is missing): {EXPORT_EXTRA}") from None
     config = isort.Config(profile="black", src_paths=(str(first_party_root),))
-    sorted_source = isort.code(source, config=config)
-    return black.format_str(sorted_source, mode=black.Mode(line_length=BLACK_LINE_LENGTH))
+    mode = black.Mode(line_length=BLACK_LINE_LENGTH)
+    for _ in range(3):  # each tool leaves the other's output alone after at most a round or two
+        formatted = black.format_str(isort.code(source, config=config), mode=mode)
+        if formatted == source:
+            return formatted
+        source = formatted
+    raise ExportError(f"{path}: isort and black do not agree on a layout")
 
 
 # --------------------------------------------------------------------------------------------- dependencies
@@ -528,9 +538,9 @@ def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | N
         source = module.path.read_text(encoding="utf-8")
         rewritten = rewrite_imports(source, module, modules, absolute=module.name == hooks)
         if module.name == hooks and reexports:
-            names = sorted(reexports)
             rewritten += "\n\n# Shared aggregations the task YAML names as `!function utils.<name>`.\n"
-            rewritten += "".join(f"from {reexports[n]} import {n}  # noqa: E402,F401\n" for n in names)
+            for target in sorted(set(reexports.values())):
+                rewritten += f"from {target} import {', '.join(sorted(n for n, t in reexports.items() if t == target))}\n"
         relative = Path(*module.target.split(".")[3:])
         out = task_dir / relative / "__init__.py" if module.is_package else task_dir / relative.with_suffix(".py")
         if module.is_package and module.target == f"lmms_eval.tasks.{benchmark}":
@@ -569,7 +579,7 @@ def render_readme(spec: Benchmark, yamls: dict[str, str], dependencies: list[tup
     """The exported README: the template ``_upstream/README.md`` filled in for ``spec``."""
     tasks = []
     for name, text in sorted(yamls.items()):
-        config = yaml.load(text, Loader=_Loader)  # noqa: S506
+        config = read_yaml_text(text)
         description = read_description(text)
         if name.endswith(".yaml") and isinstance(config, dict):
             kind = "group" if isinstance(config.get("task"), list) else "task"

@@ -1,0 +1,145 @@
+"""lmms-eval-audio-export's pieces: import rewriting, YAML conversion, the module closure, dependency notes, errors.
+The whole export run in a plugin-free lmms-eval is tests/test_upstream_cli.py."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from lmms_eval_tasks import upstream_export as ex
+
+
+def _module(name, target, is_package=False):
+    return ex.Module(name, ex.ROOT / "x.py", target, is_package)
+
+
+@pytest.mark.parametrize(
+    ("source", "is_package", "target", "expected"),
+    [
+        ("lmms_eval.tasks.mcga.data", False, "lmms_eval.tasks.mcga.shared.audio", ".shared.audio"),
+        ("lmms_eval.tasks.mcga.shared.judge", False, "lmms_eval.tasks.mcga.shared.reasoning", ".reasoning"),
+        ("lmms_eval.tasks.mcga.shared.responses", False, "lmms_eval.tasks.mcga.normalize", "..normalize"),
+        ("lmms_eval.tasks.mcga.data", False, "lmms_eval.tasks.mcga", "."),
+        ("lmms_eval.tasks.mcga.shared", True, "lmms_eval.tasks.mcga.shared.audio", ".audio"),
+    ],
+)
+def test_relative_import_clause_names_the_target_from_the_importing_package(source, is_package, target, expected):
+    assert ex._relative(source, is_package, target) == expected
+
+
+def test_imports_are_rewritten_in_place_keeping_aliases_comments_and_nesting():
+    modules = {
+        "mcga": _module("mcga", "lmms_eval.tasks.mcga", True),
+        "mcga.normalize": _module("mcga.normalize", "lmms_eval.tasks.mcga.normalize"),
+        "lmms_eval_tasks.audio": _module("lmms_eval_tasks.audio", "lmms_eval.tasks.mcga.shared.audio"),
+    }
+    source = textwrap.dedent('''\
+        """Doc naming lmms_eval_tasks.audio stays as written."""
+        from __future__ import annotations
+
+        import json
+        from mcga import normalize
+        from mcga.normalize import (
+            nfkc as fold,
+            normalize_for_cer,
+        )
+
+
+        def f():
+            from lmms_eval_tasks.audio import first_not_utf8  # shared cell checks
+            return json, fold, first_not_utf8
+        ''')
+    module = _module("mcga.data", "lmms_eval.tasks.mcga.data")
+    relative = ex.rewrite_imports(source, module, modules, absolute=False)
+    assert "from . import normalize\n" in relative
+    assert "from .normalize import nfkc as fold, normalize_for_cer\n" in relative
+    assert "    from .shared.audio import first_not_utf8  # shared cell checks\n" in relative
+    assert relative.startswith('"""Doc naming lmms_eval_tasks.audio stays as written."""') and "import json\n" in relative
+    absolute = ex.rewrite_imports(source, module, modules, absolute=True)
+    assert "from lmms_eval.tasks.mcga import normalize\n" in absolute and "from lmms_eval.tasks.mcga.shared.audio import first_not_utf8" in absolute
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [("import mcga.data\n", "`import mcga.data`"), ("from .data import x\n", "relative import in project code")],
+)
+def test_import_forms_the_export_cannot_rewrite_are_refused_with_the_line(source, message):
+    with pytest.raises(ex.ExportError, match=message) as error:
+        ex.project_imports(source, "mcga/x.py")
+    assert "mcga/x.py:1" in str(error.value)
+
+
+def test_closure_holds_what_the_hooks_use_and_nothing_else():
+    closure = ex.module_closure("mcga")
+    assert {"lmms_eval_tasks.mcga.hooks", "mcga", "mcga.data", "mcga.judging", "mcga.metrics", "mcga.normalize", "mcga.prompts"} <= set(closure)
+    assert "mcga.report" not in closure and "mcga.report_layout" not in closure  # report tools are not part of a task
+    assert closure["lmms_eval_tasks.mcga.hooks"].target == "lmms_eval.tasks.mcga.utils"
+    assert not [m for m in closure if m.startswith(("parsa", "mmac", "lmms_eval_tasks.models", "lmms_eval_tasks.plugin"))]
+
+
+def test_a_module_of_another_package_is_refused():
+    with pytest.raises(ex.ExportError, match="may not import"):
+        ex._target("audio_bench_report.tables", "mcga", "lmms_eval_tasks.mcga.hooks")
+
+
+def test_task_yaml_gets_utils_references_the_hub_dataset_and_no_plugin_model_blocks():
+    closure = ex.module_closure("parsa")
+    responses = next(m.name for m in closure.values() if m.target.endswith(".shared.responses"))
+    config = ex.read_yaml_text(
+        textwrap.dedent(f"""\
+            dataset_path: csv
+            dataset_kwargs:
+              data_files: {{test: ../../parsa/sample_data/ASR/ASR.csv}}
+              num_proc: 1
+            process_docs: !function lmms_eval_tasks.parsa.hooks.parsa_asr_docs
+            metric_list:
+              - metric: empty_responses
+                aggregation: !function {responses}.agg_empty_responses
+            model_specific_generation_kwargs:
+              faster_whisper: {{language: fa}}
+            lmms_eval_specific_kwargs:
+              default: {{simple_audio: array}}
+              faster_whisper: {{simple_audio: path}}
+            """)
+    )
+    reexports = {}
+    out = ex.export_yaml(config, ex.TASKS_DIR / "parsa/x.yaml", ex.BENCHMARKS["parsa"], "lmms_eval_tasks.parsa.hooks", closure, reexports)
+    assert list(out)[:2] == ["dataset_path", "dataset_kwargs"]
+    assert out["dataset_path"] == "MohammadJRanjbar/PARSA-Bench" and out["dataset_kwargs"] == {"num_proc": 1, "token": True}
+    assert out["process_docs"] == "utils.parsa_asr_docs" and out["metric_list"][0]["aggregation"] == "utils.agg_empty_responses"
+    assert reexports == {"agg_empty_responses": "lmms_eval.tasks.parsa.shared.responses"}
+    assert "model_specific_generation_kwargs" not in out and out["lmms_eval_specific_kwargs"] == {"default": {"simple_audio": "array"}}
+    text = ex.dump_yaml(out)
+    assert "process_docs: !function utils.parsa_asr_docs\n" in text and "  - metric: empty_responses\n" in text
+
+
+def test_a_function_outside_the_export_is_an_error_naming_the_yaml():
+    config = ex.read_yaml_text("process_results: !function lmms_eval_tasks.plugin.register\n")
+    with pytest.raises(ex.ExportError, match="x.yaml: !function lmms_eval_tasks.plugin.register"):
+        ex.export_yaml(config, ex.TASKS_DIR / "mcga/x.yaml", ex.BENCHMARKS["mcga"], "lmms_eval_tasks.mcga.hooks", ex.module_closure("mcga"), {})
+
+
+def test_dependencies_beyond_lmms_eval_are_named_with_status_and_our_range():
+    source = textwrap.dedent("""\
+        import numpy
+        import opencc
+        from sklearn.metrics import f1_score
+        try:
+            from comet import load_from_checkpoint
+        except ImportError:
+            load_from_checkpoint = None
+        from mcga import data
+        """)
+    found = dict(ex.extra_dependencies([source]))
+    assert found == {"opencc<2,>=1.4.2": "missing", "unbabel-comet": "optional"}  # numpy, scikit-learn: lmms-eval's own
+    assert "opencc" in ex.dependency_lines(list(found.items()))
+
+
+def test_the_target_must_be_an_lmms_eval_tree_and_a_folder_is_replaced_only_with_force(tmp_path, capsys):
+    assert ex.main(["mcga", str(tmp_path)]) == 2
+    assert f"{tmp_path}: not an lmms-eval checkout" in capsys.readouterr().err
+    (tmp_path / "lmms_eval/tasks/mcga").mkdir(parents=True)
+    (tmp_path / "lmms_eval/tasks/__init__.py").write_text("")
+    assert ex.main(["mcga", str(tmp_path)]) == 2
+    assert "exists; pass --force" in capsys.readouterr().err
