@@ -628,12 +628,61 @@ lives in `shared/judge.py` and uses the `openai` package and `tenacity`, both lm
 """
 
 
+# ------------------------------------------------------------------------------------- the printed table
+#: lmms-eval 0.7's ``make_table`` prints every value of ``results[task]`` as a row: dict breakdowns, signature strings
+#: and interval lists as text. No task setting keeps a value out of it, so the export offers this small change to
+#: ``lmms_eval/utils.py`` (``--patch-make-table``), to propose with the tasks: rows for numbers only, the other values'
+#: names in one line under the table (they stay in the results JSON). ``(anchor, replacement)``, each anchor once.
+MAKE_TABLE_EDITS = (
+    ("    values = []\n", "    values = []\n    not_shown = {}  # metric: tasks whose value is not a number (kept in the results JSON)\n"),
+    (
+        "            # Check if v is not empty (handle numpy array safely)\n",
+        "            # The table shows numbers; dicts, lists and text (breakdowns, signatures, provenance) are named under it.\n"
+        "            if v_numeric is None and v != \"N/A\":\n"
+        "                not_shown.setdefault(m, []).append(k)\n"
+        "                continue\n\n"
+        "            # Check if v is not empty (handle numpy array safely)\n",
+    ),
+    (
+        '    return "\\n\\n".join(output_tables)\n',
+        "    if not_shown:\n"
+        '        output_tables.append("Not shown above (not numbers; in the results JSON): " + "; ".join(f"{m} ({\', \'.join(tasks)})" for m, tasks in sorted(not_shown.items())))\n'
+        '    return "\\n\\n".join(output_tables)\n',
+    ),
+)
+TABLE_PATCH_MARK = "not_shown = {}  # metric: tasks whose value is not a number"
+
+
+def patch_make_table(root: str | Path) -> bool:
+    """Apply :data:`MAKE_TABLE_EDITS` to ``make_table`` in ``root/lmms_eval/utils.py``; False if already applied.
+
+    Raises:
+        ExportError: that ``make_table`` is not the one the edits were written for (an anchor missing or repeated).
+    """
+    path = Path(root) / "lmms_eval" / "utils.py"
+    text = path.read_text(encoding="utf-8")
+    start = text.find("\ndef make_table(")
+    end = text.find("\ndef ", start + 1)
+    if start < 0 or end < 0:
+        raise ExportError(f"{path}: no make_table function; change the printed table by hand")
+    body = text[start:end]
+    if TABLE_PATCH_MARK in body:
+        return False
+    for anchor, replacement in MAKE_TABLE_EDITS:
+        if body.count(anchor) != 1:
+            raise ExportError(f"{path}: make_table differs from lmms-eval 0.7's ({anchor.strip()!r} found {body.count(anchor)} times); change it by hand")
+        body = body.replace(anchor, replacement)
+    path.write_text(text[:start] + body + text[end:], encoding="utf-8")
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lmms-eval-audio-export", description="Write a benchmark as an lmms-eval task folder in upstream's conventions (README: 'Contributing upstream').")
     parser.add_argument("benchmark", choices=sorted(BENCHMARKS) + ["all"])
     parser.add_argument("lmms_eval_root", help="folder holding lmms_eval/tasks/ (an lmms-eval checkout)")
     parser.add_argument("--tests-dir", help="where test_<benchmark>.py goes (default: <root>/test/eval)")
     parser.add_argument("--force", action="store_true", help="replace an existing lmms_eval/tasks/<benchmark>/")
+    parser.add_argument("--patch-make-table", action="store_true", help="also change lmms_eval/utils.py:make_table to print numbers only (README.md of the export)")
     args = parser.parse_args(argv)
     names = sorted(BENCHMARKS) if args.benchmark == "all" else [args.benchmark]
     try:
@@ -642,6 +691,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: {result.task_dir} ({len([p for p in result.files if p.is_relative_to(result.task_dir)])} files, {result.size_bytes() / 1024:.0f} KB); tests: {result.test_file}")
             missing = [f"{name} ({status})" for name, status in result.dependencies]
             print(f"  imports beyond lmms-eval[audio]: {', '.join(missing) or 'none'} (README.md, 'Dependencies')")
+        if args.patch_make_table:
+            changed = patch_make_table(args.lmms_eval_root)
+            print(f"lmms_eval/utils.py: make_table {'now prints numbers only' if changed else 'already prints numbers only'}")
     except ExportError as error:
         print(f"lmms-eval-audio-export: {error}", file=sys.stderr)
         return 2

@@ -143,3 +143,22 @@ def test_the_target_must_be_an_lmms_eval_tree_and_a_folder_is_replaced_only_with
     (tmp_path / "lmms_eval/tasks/__init__.py").write_text("")
     assert ex.main(["mcga", str(tmp_path)]) == 2
     assert "exists; pass --force" in capsys.readouterr().err
+
+
+def test_make_table_patch_prints_numbers_and_names_the_rest(tmp_path):
+    import importlib.util
+    from importlib.metadata import distribution
+
+    installed = distribution("lmms_eval").locate_file("lmms_eval/utils.py")
+    (tmp_path / "lmms_eval").mkdir()
+    (tmp_path / "lmms_eval/utils.py").write_text(installed.read_text(encoding="utf-8"), encoding="utf-8")
+    assert ex.patch_make_table(tmp_path) is True
+    assert ex.patch_make_table(tmp_path) is False  # already applied
+    spec = importlib.util.spec_from_file_location("patched_lmms_eval_utils", tmp_path / "lmms_eval/utils.py")
+    patched = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(patched)
+    values = {"cer,none": 12.5, "cer_stderr,none": "N/A", "by_genre,none": {"诗": 10.0}, "signature,none": "norm:t2s", "ci95,none": [0.1, 0.2], "llm_b,none": "not computed: no judge"}
+    table = patched.make_table({"results": {"mcga_asr": {"alias": "mcga_asr", **values}}, "n-shot": {"mcga_asr": 0}, "higher_is_better": {"mcga_asr": {}}})
+    rows = [line for line in table.splitlines() if line.startswith("|mcga_asr")]
+    assert len(rows) == 1 and "|cer   |" in rows[0] and "12.5" in rows[0]
+    assert table.splitlines()[-1] == "Not shown above (not numbers; in the results JSON): by_genre (mcga_asr); ci95 (mcga_asr); llm_b (mcga_asr); signature (mcga_asr)"
