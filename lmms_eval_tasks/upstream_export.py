@@ -370,6 +370,10 @@ def format_python(source: str, path: Path, first_party_root: Path) -> str:
 _DISTRIBUTIONS = {"sklearn": "scikit-learn", "json_repair": "json-repair", "yaml": "pyyaml", "comet": "unbabel-comet", "huggingface_hub": "huggingface-hub", "PIL": "pillow"}
 
 
+#: Imports the code reaches only after checking the package is installed (not with try/except), so optional.
+GUARDED_IMPORTS = {"comet": "parsa.metrics.comet_unavailable_reason"}
+
+
 def _is_optional(node: ast.AST, parents: dict) -> bool:
     """True when an import sits in a ``try`` whose handlers catch ``ImportError`` (the code runs without it)."""
     while node in parents:
@@ -396,7 +400,7 @@ def third_party_imports(source: str) -> dict[str, bool]:
         for name in names:
             if name in sys.stdlib_module_names or name in ("__future__", "lmms_eval") or _is_project(name):
                 continue
-            found[name] = found.get(name, True) and _is_optional(node, parents)
+            found[name] = found.get(name, True) and (_is_optional(node, parents) or name in GUARDED_IMPORTS)
     return found
 
 
@@ -459,7 +463,10 @@ WHY = {
     "pandas": "reading parquet releases (PARSA-Bench's hub layout)",
     "pyarrow": "reading parquet releases (PARSA-Bench's hub layout)",
     "unbabel-comet": "COMET for PARSA-Bench translation; optional: without it COMET reads \"not computed\" and chrF++/BLEU are still reported",
-    "matplotlib": "not needed by the tasks",
+    "huggingface-hub": "downloading the release from the hub (archive or snapshot) when no local copy is named; installed with datasets",
+    "tqdm": "the judge's progress bar; installed with datasets",
+    "httpx2": "the judge's per-call time bound wraps the `openai` client's transport; installed with openai",
+    "httpcore2": "the judge's per-call time bound wraps the `openai` client's transport; installed with openai",
 }
 
 
