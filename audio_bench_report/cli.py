@@ -159,7 +159,12 @@ def write_report(folders: list[str | Path], out: str | Path, names: list[str] | 
             md.append(f"![{plot.caption}](figures/{plot.key}.png)\n\n*{plot.caption}* ([SVG](figures/{plot.key}.svg))\n")
     md += ["## Marks", ""] + [f"- **{m}** {t}" for m, t in ALL_MARKS.items()]
     (out / "report.md").write_text("\n".join(md) + "\n", encoding="utf-8")
-    (out / "report.html").write_text(render.html_page(TITLE, _runs_html(runs), list(zip(sections, plot_files)), warnings), encoding="utf-8")
+    page, uncovered = render.html_page(TITLE, _runs_html(runs), list(zip(sections, plot_files)), warnings, context.system_fonts)
+    if uncovered:  # named by code point only, so the warning itself needs no missing glyph
+        warnings.append(f"report.html: no embedded font has {len(uncovered)} character(s), shown only where the reader has a font for them: "
+                        + " ".join(f"U+{ord(ch):04X}" for ch in uncovered[:20]) + (" ..." if len(uncovered) > 20 else ""))  # fmt: skip
+        page, _ = render.html_page(TITLE, _runs_html(runs), list(zip(sections, plot_files)), warnings, context.system_fonts)
+    (out / "report.html").write_text(page, encoding="utf-8")
     files += [out / "runs.csv", out / "report.md", out / "report.html"]
     return {"runs": runs, "sections": sections, "files": files, "warnings": warnings, "uncovered_tasks": uncovered}
 

@@ -75,28 +75,36 @@ def build(runs: list[Run], context: Context) -> Section:
     return section
 
 
+#: Statuses a document has at most one of (stacked); empty/failed outputs overlap them (an empty PARSA answer is
+#: also excluded), so they are drawn as a narrower bar from 0, never stacked on top.
+EXCLUSIVE = ("judge failed", "excluded", "refused")
+OVERLAPPING = "empty/failed"
+
+
 def _plot(runs: list[Run]):
     def draw(stem):
         plt = pyplot()
         tasks = sorted({t for run in runs for t in _scored_tasks(run)})
-        kinds = ("judge failed", "excluded", "refused", "empty/failed")
         fig, axes = plt.subplots(1, len(runs), figsize=(3.4 * len(runs) + 1.6, 0.24 * len(tasks) + 1.5), sharey=True, squeeze=False)
         for ax, run in zip(axes[0], runs):
             left = [0.0] * len(tasks)
-            for index, kind in enumerate(kinds):
+            for index, kind in enumerate(EXCLUSIVE):
                 values = [counts(run.tasks[t])[kind] if t in run.tasks else 0.0 for t in tasks]
                 ax.barh(range(len(tasks)), values, left=left, color=GREYS[index + 1], edgecolor="black", hatch=HATCHES[index + 1], linewidth=0.6, label=kind)
                 left = [a + b for a, b in zip(left, values)]
+            empty = [counts(run.tasks[t])[OVERLAPPING] if t in run.tasks else 0.0 for t in tasks]
+            ax.barh(range(len(tasks)), empty, height=0.3, color="black", edgecolor="black", linewidth=0.6, label=f"{OVERLAPPING} outputs (may also be excluded)")
+            ends = [max(a, b) for a, b in zip(left, empty)]
             for y, task in enumerate(tasks):
                 result = run.tasks.get(task)
-                ax.annotate("not run" if result is None else f"of {result.n_effective}", (left[y], y), xytext=(2, 0), textcoords="offset points", va="center", fontsize=6)
+                ax.annotate("not run" if result is None else f"of {result.n_effective}", (ends[y], y), xytext=(2, 0), textcoords="offset points", va="center", fontsize=6)
             ax.set_title(safe_label(run.label), fontsize=8)
-            ax.set_xlabel("count")
-            ax.set_xlim(0, max(max(left) * 1.35, 1))
+            ax.set_xlabel("documents")
+            ax.set_xlim(0, max(max(ends, default=0) * 1.35, 1))
         axes[0][0].set_yticks(range(len(tasks)))
         axes[0][0].set_yticklabels([safe_label(t) for t in tasks], fontsize=7)
         axes[0][0].invert_yaxis()
-        axes[0][-1].legend(fontsize=6, frameon=False, loc="lower right")
+        axes[0][-1].legend(fontsize=6, frameon=False, loc="upper left", bbox_to_anchor=(1.02, 1.0))  # beside the axes: covers no bar or label
         fig.suptitle("Judge failures, exclusions, refusals and empty/failed outputs per task", fontsize=9)
         return save(fig, stem)
 

@@ -90,4 +90,12 @@ def grouped_bars(ax, categories: list[str], series: list[tuple[str, list[float |
     ax.set_xticks(range(len(categories)))
     ax.set_xticklabels([safe_label(c) for c in categories])
     ax.set_ylabel(ylabel)
+    if not any(v is not None for _, values, _ in series for v in values):
+        nothing_scored(ax)
     ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+def nothing_scored(ax, what: str = "no value to draw: nothing was scored (see the health table)") -> None:
+    """An axis with no value: a fixed 0-1 range and a note, instead of matplotlib's empty ±0.04 default."""
+    ax.set_ylim(0, 1)
+    ax.annotate(what, (0.5, 0.5), xycoords="axes fraction", ha="center", va="center", fontsize=8, color="0.3")

@@ -12,8 +12,11 @@ import base64
 import csv
 import html
 import io
+import textwrap
+import unicodedata
 from pathlib import Path
 
+from audio_bench_report import webfonts
 from audio_bench_report.tables import ALL_MARKS, Cell, Section, Table
 
 KIND_LABEL = {"run": "run", "published": "paper", "comparison": "Δ"}
@@ -56,15 +59,17 @@ def markdown(table: Table) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _mark_details(table: Table) -> list[str]:
-    seen: list[str] = []
+def _mark_details(table: Table, limit: int = 12) -> list[str]:
+    """Why the table's cells carry marks: each distinct note once, with the rows it applies to
+    (``A, B: mcga_asr: the data held 10 documents ...``), at most ``limit`` notes, then how many more."""
+    rows_of: dict[str, list[str]] = {}
     for row in table.rows:
         for cell in row.cells.values():
             for note in cell.notes:
-                text = f"{row.label}: {note}"
-                if text not in seen:
-                    seen.append(text)
-    limit = 12
+                labels = rows_of.setdefault(note, [])
+                if row.label not in labels:
+                    labels.append(row.label)
+    seen = [f"{', '.join(labels)}: {note}" for note, labels in rows_of.items()]
     return seen[:limit] + ([f"... {len(seen) - limit} more: see the health table (tables/health.md) for every task"] if len(seen) > limit else [])
 
 
@@ -138,17 +143,21 @@ def html_table(table: Table) -> str:
     return f'<h3 id="{table.key}">{html.escape(table.title)}</h3>\n<div class="scroll"><table><thead><tr>{header}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>\n<ul class="notes">{notes}</ul>\n'
 
 
-_CSS = """body{font-family:DejaVu Sans,Arial,sans-serif;margin:1.5em;max-width:110em}table{border-collapse:collapse;margin:.5em 0;font-size:.85em}
-td,th{border:1px solid #999;padding:.2em .45em;text-align:right}th{background:#eee;text-align:left}td.detail{text-align:left;color:#555;max-width:22em;font-size:.85em}
+_CSS = """body{font-family:FONT_STACK;margin:1.5em;max-width:110em}table{border-collapse:collapse;margin:.5em 0;font-size:.85em}
+td,th{border:1px solid #999;padding:.2em .45em;text-align:right}th{background:#eee;text-align:left}td.detail{text-align:left;color:#555;max-width:22em;font-size:.85em;overflow-wrap:anywhere}
 tr.published th{font-style:italic}tr.comparison{color:#444;background:#f7f7f7}sup{color:#a00;font-weight:bold}ul.notes{font-size:.8em;color:#333}
 figure{margin:1em 0}figcaption{font-size:.85em;color:#333}img{max-width:100%;border:1px solid #ccc}.warn{background:#fee;border:1px solid #c00;padding:.5em}
 div.scroll{overflow-x:auto}"""
 
 
-def html_page(title: str, runs_html: str, sections: list[tuple[Section, dict[str, list[Path]]]], warnings: list[str]) -> str:
-    """One self-contained page: run list, warnings, every table, every figure embedded as a PNG data URI."""
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
-             f"<h1>{html.escape(title)}</h1>", runs_html]  # fmt: skip
+def html_page(title: str, runs_html: str, sections: list[tuple[Section, dict[str, list[Path]]]], warnings: list[str], system_fonts: bool = True) -> tuple[str, str]:
+    """One self-contained page: run list, warnings, every table, every figure embedded as a PNG data URI, and the
+    fonts its characters need (:mod:`audio_bench_report.webfonts`), so CJK and Persian text never shows as boxes.
+
+    Returns:
+        ``(page, uncovered)``: the HTML, and the characters none of the embedded fonts has (normally empty).
+    """
+    parts = [f"<h1>{html.escape(title)}</h1>", runs_html]
     if warnings:
         parts.append('<div class="warn"><b>Read before using these numbers:</b><ul>' + "".join(f"<li>{html.escape(w)}</li>" for w in warnings) + "</ul></div>")
     parts.append("<h2>Marks</h2><ul>" + "".join(f"<li><b>{html.escape(m)}</b> {html.escape(t)}</li>" for m, t in ALL_MARKS.items()) + "</ul>")
@@ -163,5 +172,31 @@ def html_page(title: str, runs_html: str, sections: list[tuple[Section, dict[str
                 data = base64.b64encode(png.read_bytes()).decode("ascii")
                 parts.append(f'<figure><img alt="{html.escape(plot.caption)}" src="data:image/png;base64,{data}"><figcaption>{html.escape(plot.caption)} '
                              f"({html.escape(png.name)}, {html.escape(png.with_suffix('.svg').name)})</figcaption></figure>")  # fmt: skip
-    parts.append("</body></html>")
-    return "\n".join(parts)
+    body = "\n".join(parts)
+    faces, families, uncovered = webfonts.font_faces(title + body, system_fonts=system_fonts)
+    stack = ",".join([*(f'"{f}"' for f in families), "DejaVu Sans", "Arial", "sans-serif"])
+    head = f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title><style>{faces}\n{_CSS.replace('FONT_STACK', stack)}</style></head><body>"
+    return f"{head}\n{body}\n</body></html>", uncovered
+
+
+def display_width(text: str) -> int:
+    """Terminal columns of ``text``: CJK wide and full-width characters take two, combining marks none."""
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def text_table(headers: list[str], rows: list[list[str]], max_width: int = 150) -> str:
+    """A Markdown table for a terminal, laid out as lmms-eval prints its own (``|cell  |``), every line at most
+    ``max_width`` columns where the other columns allow: the last column's text wraps onto continuation rows."""
+    fixed = [max(display_width(r[i]) for r in [headers, *rows]) for i in range(len(headers) - 1)]
+    room = max(24, max_width - sum(fixed) - len(headers) - 1)
+    wrapped = []
+    for row in rows:
+        parts = textwrap.wrap(row[-1], width=room, break_on_hyphens=False) if display_width(row[-1]) > room else [row[-1]]
+        wrapped.append(row[:-1] + [parts[0] if parts else ""])
+        wrapped += [[""] * (len(row) - 1) + [part] for part in parts[1:]]
+    widths = [max(display_width(r[i]) for r in [headers, *wrapped]) for i in range(len(headers))]
+
+    def line(cells):
+        return "|" + "|".join(c + " " * (w - display_width(c)) for c, w in zip(cells, widths)) + "|"
+
+    return "\n".join([line(headers), "|" + "|".join("-" * w for w in widths) + "|", *map(line, wrapped)])

@@ -115,10 +115,13 @@ class Context:
     Attributes:
         exclusion_threshold: share (0-1) of excluded + refused items above which a cell is marked X.
         same_model: ``{run label: published model name}`` given by the user (``--same-model``).
+        system_fonts: let ``report.html`` embed glyphs the shipped fonts lack from this machine's fonts
+            (:mod:`audio_bench_report.webfonts`); off, the page depends on the shipped fonts only.
     """
 
     exclusion_threshold: float = 0.05
     same_model: dict[str, str] = field(default_factory=dict)
+    system_fonts: bool = True
 
 
 def load_published(package: str) -> dict:

@@ -6,7 +6,9 @@
   and models without ``--include_path``;
 - :mod:`lmms_eval_tasks.audio`: the one place where audio is decoded, cut and handed to models;
 - :mod:`lmms_eval_tasks.judge`: the LLM judge shared by every judged task (cache, retries, accounting);
-- :mod:`lmms_eval_tasks.models`: ``faster_whisper`` (the embedded default model) and ``replay``.
+- :mod:`lmms_eval_tasks.models`: ``faster_whisper`` (the embedded default model) and ``replay``;
+- :mod:`lmms_eval_tasks.printed_table` (the short results table the CLI prints) and
+  :mod:`lmms_eval_tasks.hub_access` (one line when the Hugging Face hub is needed and cannot be reached).
 
 Importing this package does not import lmms-eval.
 """

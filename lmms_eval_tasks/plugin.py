@@ -32,6 +32,7 @@ import functools
 import glob
 import inspect
 import os
+import re
 import sys
 import traceback
 import types
@@ -114,30 +115,154 @@ def root_cause(error: BaseException) -> BaseException:
     return error
 
 
+def close_names(name: str, known, n: int = 3, cutoff: float = 0.75) -> list[str]:
+    """Known names close to ``name`` (``difflib``), compared without case and with ``-``/``.``/spaces read as ``_``;
+    a name that differs only so (``MCGA_ASR`` -> ``mcga_asr``, ``faster-whisper`` -> ``faster_whisper``) is the answer alone."""
+    import difflib
+
+    def folded(text: str) -> str:
+        return re.sub(r"[-.\s]+", "_", text.strip().lower())
+
+    by_form: dict[str, list[str]] = {}
+    for known_name in known:
+        by_form.setdefault(folded(known_name), []).append(known_name)
+    wanted = folded(name)
+    if wanted in by_form:  # only case or separators differ: that is the name
+        return sorted(by_form[wanted])
+    return [k for form in difflib.get_close_matches(wanted, list(by_form), n=n, cutoff=cutoff) for k in sorted(by_form[form])][:n]
+
+
 def _unknown_task_hint(message: str) -> str | None:
     """For lmms-eval's ``Tasks not found: a, b. Try ...``: the names, close names of ours, and where to list them."""
     if not message.startswith("Tasks not found: "):
         return None
-    import difflib
-
     from lmms_eval_tasks.listing import benchmarks
 
     missing = message[len("Tasks not found: ") :].split(". Try ")[0]
     ours = [entry.name for entries in benchmarks().values() for entry in entries]
-    close = sorted({m for name in missing.split(", ") for m in difflib.get_close_matches(name.strip(), ours, n=3, cutoff=0.8)})
+    close = sorted({m for name in missing.split(", ") for m in close_names(name, ours, cutoff=0.8)})
     did_you_mean = f"; did you mean {', '.join(close)}?" if close else ""
     return f"Tasks not found: {missing}{did_you_mean} (ours: lmms-eval-audio-tasks; all: lmms-eval --tasks list)"
 
 
+def known_model_names() -> list[str]:
+    """Every name ``--model`` accepts (lmms-eval's registry, aliases included; ours are registered by then)."""
+    from lmms_eval.models import list_available_models
+
+    return list(list_available_models(include_aliases=True))
+
+
+_UNKNOWN_MODEL = re.compile(r"^Model '(?P<name>[^']*)' not found in available models: ")
+
+
+def _unknown_model_hint(message: str) -> str | None:
+    """For lmms-eval's ``Model 'x' not found in available models: <every model>``: the close names instead of the list."""
+    found = _UNKNOWN_MODEL.match(message)
+    if not found:
+        return None
+    known = message[found.end() :].split(", ")
+    return unknown_model_line(found["name"], known)
+
+
+def unknown_model_line(name: str, known) -> str:
+    """``unknown --model 'x'; did you mean a, b? (all: lmms-eval models)``."""
+    close = close_names(name, known, cutoff=0.6)
+    did_you_mean = f"; did you mean {', '.join(close)}?" if close else ""
+    return f"unknown --model {name!r}{did_you_mean} (all models: lmms-eval models)"
+
+
+class CommandError(ValueError):
+    """The command line cannot run (unknown model, weights neither local nor reachable); the message is the whole story."""
+
+
+def check_command_before_run(args) -> None:
+    """Checks that take a second, made before lmms-eval spends minutes loading tasks and weights.
+
+    Raises:
+        CommandError: ``--model`` names no registered model (close names suggested), or ``--model_args``
+            names hub weights that are neither in the local cache nor reachable
+            (:func:`lmms_eval_tasks.hub_access.weights_problem`).
+    """
+    model = getattr(args, "model", None)
+    if isinstance(model, str) and model:
+        try:
+            known = known_model_names()
+        except Exception:  # noqa: BLE001 - lmms-eval changed: let it report the model itself
+            known = None
+        if known is not None and model not in known:
+            raise CommandError(unknown_model_line(model, known))
+    from lmms_eval_tasks.hub_access import weights_problem
+
+    problem = weights_problem(getattr(args, "model_args", None))
+    if problem:
+        raise CommandError(problem)
+
+
+def _hub_hint(error: BaseException) -> str | None:
+    from lmms_eval_tasks.hub_access import hub_failure_line
+
+    return hub_failure_line(error)
+
+
 def failure_line(error: BaseException) -> str:
-    """One line naming the cause of a failed run: ``lmms-eval run failed: <Type>: <message>``."""
+    """One line naming the cause of a failed run: ``lmms-eval run failed: <Type>: <message>``, or, where the
+    cause is known, what to do (unknown task or model: close names; hub unreachable: where the files must be)."""
     cause = root_cause(error)
+    if isinstance(cause, CommandError):
+        return f"lmms-eval run failed: {cause}"
     message = " ".join(line.strip() for line in str(cause).splitlines() if line.strip())
-    try:
-        message = _unknown_task_hint(message) or message
-    except Exception:  # the hint is a nicety; the plain message is still right
-        pass
+    for hint in (_hub_hint,):
+        try:
+            line = hint(error)
+        except Exception:  # noqa: BLE001 - the hint is a nicety; the plain message is still right
+            line = None
+        if line:
+            return f"lmms-eval run failed: {line}"
+    for hint in (_unknown_task_hint, _unknown_model_hint):
+        try:
+            message = hint(message) or message
+        except Exception:  # noqa: BLE001
+            pass
     return f"lmms-eval run failed: {type(cause).__name__}: {message}" if message else f"lmms-eval run failed: {type(cause).__name__}"
+
+
+def interrupted_line(args, error: BaseException | None = None) -> str:
+    """One line for Ctrl-C: what was interrupted, what is kept on disk, and how to resume.
+
+    The phase is read from the traceback (judge, model answers, model loading, data); what is kept: the judge's
+    reply cache, the ``faster_whisper`` transcript cache and lmms-eval's ``--use_cache`` answers when in use.
+    """
+    files = []
+    traceback_ = error.__traceback__ if error is not None else None
+    while traceback_ is not None:
+        files.append((traceback_.tb_frame.f_code.co_filename, traceback_.tb_frame.f_code.co_name))
+        traceback_ = traceback_.tb_next
+    names = " ".join(f"{path}:{name}" for path, name in files)
+    phase = ("judging" if "judge" in names else "generating answers" if "generate_until" in names
+             else "loading the model" if "__init__" in names and "/models/" in names else "loading tasks and data" if "datasets" in names or "task" in names
+             else "the run")  # fmt: skip
+    kept = []
+    try:
+        from lmms_eval_tasks.judge import JudgeConfig
+
+        cache = JudgeConfig.from_env().cache_path
+        if cache.is_file():
+            kept.append(f"judge replies so far ({cache})")
+    except Exception:  # noqa: BLE001 - naming the caches is a nicety
+        pass
+    from lmms_eval_tasks.hub_access import model_arguments
+
+    arguments = model_arguments(getattr(args, "model_args", None))
+    if getattr(args, "model", None) == "faster_whisper":
+        value = arguments.get("transcript_cache", "")
+        if value.lower() not in ("", "none", "false", "0", "off"):
+            kept.append("transcripts (transcript_cache)")
+        else:
+            kept.append("no transcripts (add transcript_cache=default to --model_args to keep them)")
+    if getattr(args, "use_cache", None):
+        kept.append(f"model answers (--use_cache {args.use_cache})")
+    kept_text = "; ".join(kept) if kept else "nothing (lmms-eval writes results only at the end)"
+    return f"lmms-eval run interrupted (Ctrl-C) while {phase}. Kept: {kept_text}. Run the same command again to resume from what is kept."
 
 
 def _prefer_task_name_over_empty_folder(args) -> None:
@@ -148,26 +273,27 @@ def _prefer_task_name_over_empty_folder(args) -> None:
     if isinstance(tasks, str) and tasks and "," not in tasks and os.path.isdir(tasks) and not glob.glob(os.path.join(glob.escape(tasks), "*.yaml")):
         from loguru import logger
 
-        logger.info(f"--tasks {tasks}: ./{tasks} is a folder without task YAML here, so {tasks!r} is read as a task or group name")
+        logger.info(f"--tasks {tasks}: read as a task or group name (./{tasks} holds no task YAML)")
         args.tasks = f"{tasks},{tasks}"
 
 
 def run_uses_plugin(args) -> bool:
     """True when a CLI run names one of our tasks or groups (``--tasks``, comma-separated) or one of our models
-    (``--model``: :data:`MODEL_CLASSES`, :data:`REPLACED_MODELS`, :data:`UPSTREAM_MODELS`), or names no task (the
-    plugin's error then says how to name one). Only such runs get the plugin's exit status and CLI behaviour."""
+    (``--model``: :data:`MODEL_CLASSES`, :data:`REPLACED_MODELS`, :data:`UPSTREAM_MODELS`), also in another case or
+    with ``-`` for ``_`` (so a misspelt name of ours gets the plugin's hint), or names no task (the plugin's error
+    then says how to name one). Only such runs get the plugin's exit status and CLI behaviour."""
     from lmms_eval_tasks.printed_table import is_plugin_task
 
     if args is None:  # lmms-eval then parses sys.argv itself; nothing to tell ours from others by: as before
         return True
-    model = str(getattr(args, "model", "") or "")
+    model = str(getattr(args, "model", "") or "").strip().lower().replace("-", "_")  # "faster-whisper": ours, misspelt
     if model in MODEL_CLASSES or model in REPLACED_MODELS or model in UPSTREAM_MODELS:
         return True
     tasks = getattr(args, "tasks", None)
     if not tasks:
         return True
     names = tasks.split(",") if isinstance(tasks, str) else [str(t) for t in tasks]
-    return any(is_plugin_task(name.strip()) for name in names)
+    return any(is_plugin_task(name.strip().lower()) for name in names)  # "MCGA_ASR": ours, in the wrong case
 
 
 def _exit_nonzero_on_failure(cli_evaluate_single):
@@ -177,15 +303,22 @@ def _exit_nonzero_on_failure(cli_evaluate_single):
 
         if not run_uses_plugin(args):  # lmms-eval's own runs keep lmms-eval's behaviour, exit status included
             return cli_evaluate_single(args, *rest, **kwargs)
-        logger.info("lmms-eval-audio-plugin: a failed run exits 1 with its cause as the last line (lmms_eval_tasks/plugin.py)")
+        logger.info("lmms-eval-audio-plugin: a failed run exits 1, its cause last (plugin.py)")  # log lines under 160 characters
         _prefer_task_name_over_empty_folder(args)
         try:
             if args is not None and not getattr(args, "tasks", None):  # lmms-eval: "Need to specify task", exit 0
                 raise ValueError("no --tasks given: name tasks or groups, e.g. --tasks mcga_asr (ours: lmms-eval-audio-tasks; all: lmms-eval --tasks list)")
+            if args is not None:
+                check_command_before_run(args)
             return cli_evaluate_single(args, *rest, **kwargs)
+        except KeyboardInterrupt as error:
+            sys.stdout.flush()
+            print(f"\n{interrupted_line(args, error)}", file=sys.stderr, flush=True)
+            raise SystemExit(130) from None
         except Exception as error:
             sys.stdout.flush()
-            traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
+            if not isinstance(error, CommandError):  # our own checks: the line says it all
+                traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
             print(failure_line(error), file=sys.stderr, flush=True)
             raise SystemExit(1) from error
 
@@ -364,6 +497,38 @@ def record_failures_on_other_tasks() -> None:
     EvaluationTracker.save_results_aggregated = save_results_aggregated
 
 
+def progress_bars_as_lines_in_logs() -> None:
+    """When the CLI's stderr is a file or a pipe (a log), make tqdm's progress bars end each update with a line
+    break, at most one update every 30 s (``TQDM_MININTERVAL`` wins when set).
+
+    tqdm redraws a bar with carriage returns; in a file they pile up into one line thousands of characters long
+    (and the next log line is glued to it). On a terminal nothing changes. Patches ``tqdm.std.tqdm.status_printer``
+    (the one function that writes a bar) for files that are not terminals; idempotent.
+    """
+    if "lmms_eval.__main__" not in sys.modules or getattr(sys.stderr, "isatty", lambda: True)():
+        return
+    import tqdm.std
+
+    original = tqdm.std.tqdm.status_printer
+    if getattr(original, "_lmms_eval_audio_plugin", False):
+        return
+    os.environ.setdefault("TQDM_MININTERVAL", "30")
+
+    def status_printer(file):
+        if getattr(file, "isatty", lambda: False)():
+            return original(file)
+
+        def print_status(text):
+            if text.strip():  # tqdm clears a bar by printing "": nothing to keep in a log
+                file.write(f"{text.rstrip()}\n")
+                getattr(file, "flush", lambda: None)()
+
+        return print_status
+
+    status_printer._lmms_eval_audio_plugin = True
+    tqdm.std.tqdm.status_printer = staticmethod(status_printer)
+
+
 # --- the entry point ------------------------------------------------------------------------------------------
 
 
@@ -388,7 +553,8 @@ def register():
         exit_nonzero_on_failed_run,
         functools.partial(list_models_for_lmms_eval_models_command, manifests),
         write_results_as_valid_utf8,  # samples holding lone surrogates are written, not lost
-        install_printed_table_filter,  # printed table: numbers only for our tasks; the JSON keeps everything
+        install_printed_table_filter,  # printed table: headlines and non-zero counts for our tasks; the JSON keeps everything
+        progress_bars_as_lines_in_logs,  # progress bars in a log file: short lines, not one line of redraws
         record_installed_lmms_eval_version,  # results name the lmms-eval that ran, not the enclosing clone's commit
         record_failures_on_other_tasks,  # our models' failed generations on other benchmarks' tasks, in the results file
         anchor_our_data_files_on_older_lmms_eval,  # lmms-eval 0.7.2: our YAML's data_files against the YAML's folder

@@ -1,36 +1,47 @@
-"""Keep lmms-eval's printed results table readable for this plugin's tasks; the results JSON is not touched.
+"""The results table lmms-eval prints, made short for this plugin's tasks; the results JSON is not touched.
 
 What lmms-eval 0.7.3 allows (read from ``lmms_eval/utils.py:make_table`` and ``lmms_eval/__main__.py``):
 
 - Every entry of ``results[task]`` is printed as a row, whatever its type: strings (signatures, provenance,
   "not computed: ..."), dicts (per-genre breakdowns, judge provenance) and lists (CIs) are printed with ``str``.
-- There is no task-config option to keep a metric out of the table (``metric_list`` entries take only
-  ``metric``, ``aggregation``, ``higher_is_better``); a metric is skipped only when its name ends in
-  ``_stderr``/``_stderr_clt``/``_stderr_clustered``/``_expected_accuracy``/``_consensus_accuracy``/
-  ``_internal_variance``/``_consistency_rate``, starts with ``paired_``, or its value is an empty container.
-  Renaming our metrics to such names would corrupt their meaning, so that route is not taken.
-- The table is printed after the results JSON is written (``cli_evaluate`` saves in ``cli_evaluate_single``,
-  then calls ``make_table(results)``), and ``make_table`` is looked up as a module global of
+  A PARSA run printed 267 rows for 16 tasks, mostly counters at 0.
+- There is no task-config option to keep a metric out of the table, and the table is printed after the results
+  JSON is written (``cli_evaluate`` saves in ``cli_evaluate_single``, then calls ``make_table(results)`` and, with
+  groups, ``make_table(results, "groups")``); ``make_table`` is looked up as a module global of
   ``lmms_eval.__main__`` (bound by ``from lmms_eval.utils import make_table``).
 
-So the least invasive way is to wrap ``make_table`` once, from the plugin's entry point (which lmms-eval loads
-while ``lmms_eval.__main__`` imports ``lmms_eval.evaluator``, before its own ``from lmms_eval.utils import
-make_table`` line): the wrapper prints a filtered copy for our tasks only (task names ``<benchmark>_*`` and the
-group names of the benchmark folders beside this module) and leaves every other task's rows as lmms-eval prints
-them. Numbers stay; a "not computed: ..." string becomes "not computed (see results JSON)"; other strings and
-dicts are left out and named in one line under the table, with ``audio-bench-report`` as the way to lay them out.
-If lmms-eval changes (no ``make_table``), nothing is wrapped and lmms-eval prints as before.
+So the plugin's entry point wraps ``make_table`` once. For this plugin's tasks (task names ``<benchmark>_*`` and
+the groups named after the benchmark folders beside this module) it prints one short table instead, with, per
+task or group, one row per headline metric:
+
+- the headline metric(s) of the task, as its benchmark declares them (``headline_metrics(task)`` of
+  ``<benchmark>/report_layout.py``; a task without a declaration shows its non-integer numbers);
+- the strict figure beside the official one: the metric named ``<headline>_strict``, or ``<x>_strict`` for
+  ``<x>_official``;
+- ``n``: the items scored (a metric named ``scored``), else the documents of the run;
+- the 95% CI where the task reports one (``<headline>_ci95``);
+- every other integer-valued metric (a counter: excluded, refused, empty answers, judge failures, whatever a
+  task adds) and every ``*_rate`` share, only when it is not 0;
+- "not computed" with a numbered reason under the table when a headline is a "not computed: ..." string.
+
+Rows stay under :data:`MAX_WIDTH` characters (the counter cell wraps onto extra rows). Other benchmarks' rows
+print as lmms-eval prints them. If lmms-eval changes (no ``make_table``), nothing is wrapped.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import sys
+import textwrap
 
+from audio_bench_report.render import text_table
 from lmms_eval_tasks import TASKS_DIR
 
 _MARKER = "_lmms_eval_audio_plugin_table"
-NOT_COMPUTED = "not computed (see results JSON)"
+#: Longest printed line (characters) for our table and the notes under it.
+MAX_WIDTH = 150
+FOOTER = "Shown: headline metrics, strict beside official, n scored, counts not 0. Every metric: the results JSON; tables: audio-bench-report"
 
 
 def benchmark_names() -> tuple[str, ...]:
@@ -43,63 +54,141 @@ def is_plugin_task(name: str, benchmarks: tuple[str, ...] | None = None) -> bool
     return any(name == b or name.startswith(f"{b}_") for b in (benchmarks or benchmark_names()))
 
 
-def _shown(value):
-    """The value as the printed table should show it, or ``None`` to leave the row out."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, (int, float)):
-        return value
-    if isinstance(value, str):
-        return NOT_COMPUTED if value.startswith("not computed") else None
-    if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
-        return f"[{value[0]:.4f}, {value[1]:.4f}]"  # a 95% CI
+@functools.lru_cache(maxsize=None)
+def _headline_function(benchmark: str):
+    try:
+        return getattr(importlib.import_module(f"{benchmark}.report_layout"), "headline_metrics", None)
+    except ImportError:
+        return None
+
+
+def headline_metrics(task: str) -> tuple[str, ...]:
+    """The headline metrics ``<benchmark>.report_layout.headline_metrics(task)`` declares; ``()`` when none."""
+    function = _headline_function(task.split("_", 1)[0])
+    try:
+        return tuple(function(task)) if function is not None else ()
+    except Exception:  # noqa: BLE001 - a broken declaration must not cost the table: fall back to every number
+        return ()
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def is_counter(metric: str, value) -> bool:
+    """A count (an ``int`` that is not a bool, e.g. ``excluded``, ``empty_responses``, ``judge_failed``) or a
+    share of problem outputs (``*_rate``): printed only when it is not 0."""
+    return (isinstance(value, int) and not isinstance(value, bool)) or (metric.endswith("_rate") and _is_number(value))
+
+
+def strict_twin(metric: str, metrics: dict) -> str | None:
+    """The strict variant of ``metric`` reported beside it: ``<metric>_strict``, or ``<x>_strict`` for ``<x>_official``."""
+    for name in (f"{metric}_strict", metric[: -len("_official")] + "_strict" if metric.endswith("_official") else ""):
+        if name and name in metrics:
+            return name
     return None
 
 
-def readable_results(result_dict: dict, column: str = "results") -> tuple[dict, list[str]]:
-    """A copy of ``result_dict`` whose ``column`` entries of plugin tasks keep only printable metrics, and the
-    ``metric (task, ...)`` names left out."""
-    benchmarks = benchmark_names()
-    copy = dict(result_dict)
-    entries = {}
-    hidden: dict[str, list[str]] = {}
-    for task, values in (result_dict.get(column) or {}).items():
-        if not isinstance(values, dict) or not is_plugin_task(task, benchmarks):
-            entries[task] = values
+def _number(value) -> str:
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.4f}"
+
+
+def _metrics(entry: dict) -> dict:
+    """``{metric: value}`` of one results entry (filter ``none`` preferred; ``alias`` and stderr entries dropped)."""
+    chosen: dict[str, tuple[str, object]] = {}
+    for key, value in entry.items():
+        metric, _, filter_name = key.partition(",")
+        if key == "alias" or not metric.strip() or "_stderr" in metric:
             continue
-        kept = {}
-        for key, value in values.items():
-            metric = key.partition(",")[0]
-            if key == "alias" or "_stderr" in metric or not metric.strip():  # a group row holds " ": " "
-                kept[key] = value
-                continue
-            shown = _shown(value)
-            if shown is None:
-                hidden.setdefault(metric, []).append(task)
-            else:
-                kept[key] = shown
-        entries[task] = kept
-    copy[column] = entries
-    names = [f"{metric} ({', '.join(tasks[:3])}{', ...' if len(tasks) > 3 else ''})" for metric, tasks in sorted(hidden.items())]
-    return copy, names
+        if metric not in chosen or filter_name == "none":
+            chosen[metric] = (filter_name, value)
+    return {metric: value for metric, (_, value) in chosen.items()}
+
+
+def task_rows(task: str, entry: dict, n_samples: dict | None, higher_is_better: dict, reasons: dict[str, list[str]]) -> list[list[str]]:
+    """The printed rows of one task or group: ``[name, n, metric, official, strict, CI, counts]`` per headline.
+
+    ``reasons`` collects each distinct "not computed" reason with the ``task metric`` names it applies to.
+    """
+    metrics = _metrics(entry)
+    name = str(entry.get("alias", task))
+    declared = [m for m in headline_metrics(task) if m in metrics]
+    if not declared and not headline_metrics(task):  # an undeclared task: every non-count number is a headline
+        declared = [m for m, v in metrics.items() if _is_number(v) and not is_counter(m, v) and not m.endswith("_strict")]
+    used = set(declared) | {strict_twin(m, metrics) for m in declared} | {f"{m}_ci95" for m in declared} | {"scored"}
+    scored = metrics.get("scored")
+    n = scored if isinstance(scored, int) and not isinstance(scored, bool) else (n_samples or {}).get("effective")
+    counts = ", ".join(f"{m} {_number(v)}" for m, v in sorted(metrics.items()) if m not in used and is_counter(m, v) and v != 0)
+    rows = []
+    for metric in declared or [""]:
+        value = metrics.get(metric)
+        official = ""
+        if _is_number(value):
+            official = _number(value)
+        elif isinstance(value, str) and value.startswith("not computed"):
+            reason = value.split(":", 1)[1].strip() if ":" in value else value
+            keys = list(reasons)
+            if reason not in reasons:
+                reasons[reason] = []
+                keys.append(reason)
+            reasons[reason].append(f"{task} {metric}")
+            official = f"not computed ({keys.index(reason) + 1})"
+        elif value is not None:
+            official = str(value)[:20]
+        twin = strict_twin(metric, metrics) if metric else None
+        strict = _number(metrics[twin]) if twin and _is_number(metrics[twin]) else ""
+        ci = metrics.get(f"{metric}_ci95")
+        ci_text = f"[{ci[0]:.4f}, {ci[1]:.4f}]" if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(map(_is_number, ci)) else ""
+        arrow = {True: "↑", False: "↓"}.get(higher_is_better.get(metric), "") if metric else ""
+        rows.append([name if not rows else "", "" if n is None or rows else str(n), f"{metric} {arrow}".strip(), official, strict, ci_text, counts if not rows else ""])
+    return rows
+
+
+def plugin_table(result_dict: dict, column: str = "results") -> str:
+    """The short table of this plugin's tasks in ``result_dict[column]``, with the notes under it; ``""`` if none."""
+    benchmarks = benchmark_names()
+    rows: list[list[str]] = []
+    reasons: dict[str, list[str]] = {}
+    printed = (result_dict.get("results") or {}) if column != "results" else {}
+    for task, entry in (result_dict.get(column) or {}).items():
+        if isinstance(entry, dict) and is_plugin_task(task, benchmarks) and task not in printed:  # groups: once, in the results table
+            rows += task_rows(task, entry, (result_dict.get("n-samples") or {}).get(task), (result_dict.get("higher_is_better") or {}).get(task) or {}, reasons)
+    if not rows:
+        return ""
+    headers = ["Tasks" if column == "results" else "Groups", "n", "Metric", "Official", "Strict", "95% CI", "Also counted (not 0)"]
+    notes = []
+    for index, (reason, where) in enumerate(reasons.items(), 1):
+        names = ", ".join(where[:4]) + (f" and {len(where) - 4} more" if len(where) > 4 else "")
+        notes += textwrap.wrap(f"({index}) not computed: {reason} [{names}]", width=MAX_WIDTH, subsequent_indent="    ")
+    return "\n".join([text_table(headers, rows, MAX_WIDTH), *notes, FOOTER]) + "\n"
+
+
+def _without_plugin_tasks(result_dict: dict, column: str) -> dict | None:
+    """A copy of ``result_dict`` whose ``column`` holds only other benchmarks' entries; ``None`` when there are none."""
+    benchmarks = benchmark_names()
+    others = {task: entry for task, entry in (result_dict.get(column) or {}).items() if not is_plugin_task(task, benchmarks)}
+    if not others:
+        return None
+    return {**result_dict, column: others}
 
 
 def readable_make_table(make_table):
-    """``make_table`` wrapped by :func:`readable_results`, with a line naming what was left out."""
+    """``make_table`` printing :func:`plugin_table` for our tasks and lmms-eval's own table for the others."""
     if getattr(make_table, _MARKER, False):
         return make_table
 
     @functools.wraps(make_table)
     def wrapper(result_dict, column: str = "results", sort_results: bool = False):
         try:
-            filtered, hidden = readable_results(result_dict, column)
+            ours = plugin_table(result_dict, column)
+            others = _without_plugin_tasks(result_dict, column)
         except Exception:  # noqa: BLE001 - never lose the table: print it as lmms-eval would
             return make_table(result_dict, column, sort_results)
-        table = make_table(filtered, column, sort_results)
-        if hidden:
-            table += ("\nNot shown above, kept in the results JSON: " + "; ".join(hidden)
-                      + ". Tables with breakdowns: audio-bench-report <output_path> --out <folder>\n")  # fmt: skip
-        return table
+        if others is not None and len(others[column]) == len(result_dict.get(column) or {}):  # none of ours
+            return make_table(result_dict, column, sort_results)
+        return "\n".join(part for part in (ours, make_table(others, column, sort_results) if others is not None else "") if part)
 
     setattr(wrapper, _MARKER, True)
     return wrapper

@@ -222,6 +222,8 @@ def load_task_rows(task: str, split: str = "test", data_dir: str | Path | None =
         raise MCGADataError(f"unknown MCGA task {task!r}; known: {sorted(REQUIRED_FIELDS)}")
     root = Path(data_dir) if data_dir is not None else data_dir_from_env()
     path = task_file(root, task, split)
+    if not path.is_file():  # a folder one level off: say which folder was checked and where the files are
+        check_data_dir(root, split, "data folder" if data_dir is not None or not os.environ.get(DATA_DIR_ENV, "").strip() else DATA_DIR_ENV)
     rows, seen_audio, found = [], {}, []
     for line_number, row in read_jsonl(path):
         where = f"{path}:{line_number} (id {row.get('id')!r}, audio {row.get('audio')!r})"
@@ -350,29 +352,23 @@ def _task_files(folder: Path, split: str) -> list[Path]:
 
 
 def suggest_data_dir(folder: str | Path, split: str = "test") -> Path | None:
-    """A folder near ``folder`` that holds MCGA task files, for "did you mean" hints; ``None`` if none is found.
+    """The folder near ``folder`` holding the most MCGA task files (``MCGA_<task>_<split>.jsonl``), for "did you
+    mean" hints (the search of :func:`parsa.data.nearest_data_folder`, shared by the three benchmarks); ``None``
+    if none is found."""
+    from parsa.data import nearest_data_folder
 
-    Looked at, in order: ``folder/data`` (``folder`` is the parent of the release's ``data/``), the
-    sub-folders of ``folder`` two levels down, then up to three enclosing folders and their ``data``.
-    """
-    folder = Path(folder)
-    candidates = [folder / "data"]
-    if folder.is_dir():
-        candidates += sorted(p for p in folder.glob("*") if p.is_dir()) + sorted(p for p in folder.glob("*/*") if p.is_dir())
-    for parent in list(folder.absolute().parents)[:3]:
-        candidates += [parent, parent / "data"]
-    for candidate in candidates:
-        if candidate.resolve() != folder.resolve() and candidate.is_dir() and _task_files(candidate, split):
-            return candidate
-    return None
+    return nearest_data_folder(folder, lambda candidate: len(_task_files(candidate, split)))
 
 
-def check_data_dir(folder: str | Path, split: str = "test") -> list[Path]:
+def check_data_dir(folder: str | Path, split: str = "test", origin: str = "data folder") -> list[Path]:
     """The task files in ``folder``, or an error when it is missing, not a folder or holds none.
 
+    Args:
+        origin: how the folder was given, for the message (``data folder`` or ``MCGA_DATA_DIR``).
+
     Raises:
-        MCGADataError: one line naming the folder and what was wrong, with a "did you mean" hint when a folder
-            nearby (:func:`suggest_data_dir`) holds task files.
+        MCGADataError: one line naming the folder checked and what was wrong, with a "did you mean" hint when
+            a folder nearby (:func:`suggest_data_dir`) holds task files.
     """
     folder = Path(folder)
     if not folder.exists():
@@ -383,13 +379,24 @@ def check_data_dir(folder: str | Path, split: str = "test") -> list[Path]:
         files = _task_files(folder, split)
         if files:
             return files
-        problem = f"holds no MCGA task file (MCGA_<task>_{split}.jsonl for a task in {', '.join(REQUIRED_FIELDS)})"
+        problem = f"holds no MCGA task file (looked for MCGA_<task>_{split}.jsonl, task one of {', '.join(REQUIRED_FIELDS)})"
     suggestion = suggest_data_dir(folder, split)
-    hint = f"; did you mean {suggestion}?" if suggestion else "; point it at the release's data/ folder, the one holding MCGA_asr_test.jsonl"
-    raise MCGADataError(f"data folder {folder} {problem}{hint}")
+    count = len(_task_files(suggestion, split)) if suggestion else 0
+    hint = (f" Did you mean {suggestion}? (it holds {count} MCGA task file{'s' if count != 1 else ''})" if suggestion
+            else " Give the release's data/ folder, the one holding MCGA_asr_test.jsonl (mcga-data download DEST writes DEST/data).")  # fmt: skip
+    raise MCGADataError(f"{origin} {folder} {problem}.{hint}")
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The ``mcga-data`` command (:func:`_main`); Ctrl-C ends it with one line, exit status 130."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("\nmcga-data interrupted (Ctrl-C): a check writes nothing; a download keeps what the Hugging Face cache holds and resumes from it when run again.", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None = None) -> int:
     """``mcga-data``: ``download DEST`` fetches the official test set; ``check [DIR]`` validates a data folder.
 
     Exit status 0 when everything passed, 1 otherwise; each failure is one line on stderr.
@@ -413,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     root = Path(args.data_dir) if args.data_dir else data_dir_from_env()
     try:
-        check_data_dir(root, args.split)
+        check_data_dir(root, args.split, "data folder" if args.data_dir or not os.environ.get(DATA_DIR_ENV, "").strip() else DATA_DIR_ENV)
     except MCGADataError as error:
         print(f"mcga-data check: error: {error}", file=sys.stderr)
         return 1

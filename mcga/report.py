@@ -24,7 +24,6 @@ from pathlib import Path
 
 from mcga.metrics import cross_modal_consistency
 
-HEADLINE = {"mcga_asr": "cer_official", "mcga_sqa": "f1_official", "mcga_su": "acc_official", "mcga_sr": "acc_official"}
 CMC_TASKS = ("mcga_sqa", "mcga_su", "mcga_sr", "mcga_sqa_text", "mcga_su_text", "mcga_sr_text")
 
 
@@ -108,18 +107,74 @@ def cmc_from_results(tasks: dict[str, dict], strict: bool = False) -> float | No
     )  # fmt: skip
 
 
-def _rounded(value):
-    if isinstance(value, dict):
-        return {k: _rounded(v) for k, v in value.items()}
-    return round(value, 2) if isinstance(value, float) else value
-
-
 def breakdown_line(values: dict, group: str) -> str | None:
     """``"诗 12.3 (n=200) · 词 8.1 (n=200) …"`` from ``cer_official_by_<group>`` and ``n_by_<group>``, or ``None``."""
     cers, sizes = values.get(f"cer_official_by_{group}"), values.get(f"n_by_{group}")
     if not isinstance(cers, dict) or not isinstance(sizes, dict):
         return None
     return " · ".join(f"{name} {cer:.1f} (n={sizes.get(name, '?')})" if isinstance(cer, (int, float)) else f"{name} {cer}" for name, cer in cers.items())
+
+
+def _shown(value) -> str:
+    """A number with two decimals, ``not computed`` for a "not computed: ..." string, ``–`` for none."""
+    if isinstance(value, bool) or value is None:
+        return "–"
+    if isinstance(value, (int, float)):
+        return f"{value:.2f}"
+    return "not computed" if str(value).startswith("not computed") else str(value)[:30]
+
+
+def scores_table(tasks: dict[str, dict]) -> tuple[str, list[str]]:
+    """Per task its headline metrics (official, strict beside it) and the counts that are not 0; the
+    "not computed" reasons as notes."""
+    from audio_bench_report.render import text_table
+    from mcga.report_layout import HEADLINE_METRICS, headline_metrics
+
+    rows, notes = [], []
+    order = [*HEADLINE_METRICS, *(f"{t}_text" for t in ("mcga_sqa", "mcga_su", "mcga_sr"))]
+    for task, values in sorted(tasks.items(), key=lambda item: (order.index(item[0]) if item[0] in order else len(order), item[0])):
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(values.items()) if isinstance(v, int) and not isinstance(v, bool) and v)
+        for index, metric in enumerate(m for m in headline_metrics(task) if m in values):
+            twin = next((t for t in (f"{metric}_strict", metric.replace("_official", "_strict")) if t != metric and t in values), None)
+            rows.append([task if index == 0 else "", metric, _shown(values[metric]), _shown(values[twin]) if twin else "", counts if index == 0 else ""])
+            if isinstance(values[metric], str) and values[metric].startswith("not computed") and values[metric] not in notes:
+                notes.append(values[metric])
+    return text_table(["task", "metric", "official", "strict", "also counted (not 0)"], rows), notes
+
+
+def cmc_table(tasks: dict[str, dict]) -> str | None:
+    """CMC (paper eq. 1) with its three ratios, official and strict; ``None`` when a task is missing."""
+    from audio_bench_report.render import text_table
+
+    if not all(t in tasks for t in CMC_TASKS):
+        return None
+
+    def ratio(audio, text):
+        return f"{audio / text:.3f}" if isinstance(audio, (int, float)) and isinstance(text, (int, float)) and text else "n/c"
+
+    rows = []
+    for label, audio_task, text_task, official, strict in (("SQA/QA (F1)", "mcga_sqa", "mcga_sqa_text", "f1_official", "f1_official"),
+                                                           ("SU/LU (accuracy)", "mcga_su", "mcga_su_text", "acc_official", "acc_strict"),
+                                                           ("SR/LR (accuracy)", "mcga_sr", "mcga_sr_text", "acc_official", "acc_strict")):  # fmt: skip
+        audio, text = tasks[audio_task], tasks[text_task]
+        rows.append([label, _shown(audio.get(official)), _shown(text.get(official)), ratio(audio.get(official), text.get(official)),
+                     ratio(audio.get(strict), text.get(strict))])  # fmt: skip
+    cmc, strict = cmc_from_results(tasks), cmc_from_results(tasks, strict=True)
+    rows.append(["CMC = mean ratio × 100", "", "", _shown(cmc), _shown(strict)])
+    return text_table(["CMC (paper eq. 1)", "audio", "text", "ratio", "ratio, strict accuracies"], rows)
+
+
+def breakdown_table(values: dict, group: str) -> str | None:
+    """Official CER per genre or dynasty with n (documents), in the paper's order; ``None`` without a breakdown."""
+    from audio_bench_report.render import text_table
+    from mcga.report_layout import DYNASTY_ENGLISH, GENRE_ENGLISH
+
+    cers, sizes = values.get(f"cer_official_by_{group}"), values.get(f"n_by_{group}") or {}
+    if not isinstance(cers, dict):
+        return None
+    english = GENRE_ENGLISH if group == "genre" else DYNASTY_ENGLISH
+    rows = [[f"{name} {english.get(name, '')}".strip(), str(sizes.get(name, "?")), _shown(cer)] for name, cer in cers.items()]
+    return text_table([group, "n", "official CER ↓"], rows)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,22 +193,34 @@ def main(argv: list[str] | None = None) -> int:
     if not tasks:
         print("no mcga_* task in these results", file=sys.stderr)
         return 1
-    report = {"tasks": tasks, "cmc": cmc_from_results(tasks), "cmc_strict": cmc_from_results(tasks, strict=True)}
+    try:
+        report = {"tasks": tasks, "cmc": cmc_from_results(tasks), "cmc_strict": cmc_from_results(tasks, strict=True)}
+    except ValueError as error:  # a text-mode score of 0: the ratio is undefined
+        report = {"tasks": tasks, "cmc": None, "cmc_strict": None, "cmc_error": str(error)}
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=1))
         return 0
-    for task, values in sorted(tasks.items()):
-        shown = {k: _rounded(v) for k, v in values.items() if k != "signature"}
-        print(f"{task}: {shown}")
-        for group in ("genre", "dynasty"):
-            line = breakdown_line(values, group)
-            if line:
-                print(f"  official CER by {group} (n = clips): {line}")
-    if report["cmc"] is None:
-        missing = [t for t in CMC_TASKS if t not in tasks]
-        print(f"CMC: not computed, missing tasks {missing} (run --tasks mcga_cmc)")
+    table, reasons = scores_table(tasks)
+    print(table)
+    for reason in reasons:
+        print(f"  {reason}")
+    asr = tasks.get("mcga_asr") or {}
+    for group in ("genre", "dynasty"):
+        breakdown = breakdown_table(asr, group)
+        if breakdown:
+            print(f"\nmcga_asr: official CER by {group} (n = documents)\n{breakdown}")
+    try:
+        cmc = cmc_table(tasks)
+    except ValueError as error:
+        cmc = None
+        report["cmc_error"] = str(error)
+    if cmc is not None:
+        print(f"\n{cmc}")
+    elif report.get("cmc_error"):
+        print(f"\nCMC: not computed, {report['cmc_error']}")
     else:
-        print(f"CMC (official metrics): {report['cmc']:.2f}   CMC (strict accuracies): {report['cmc_strict']:.2f}")
+        missing = [t for t in CMC_TASKS if t not in tasks]
+        print(f"\nCMC: not computed, missing tasks {', '.join(missing)} (run --tasks mcga_cmc)")
     return 0
 
 

@@ -42,9 +42,19 @@ TASK_PREFIX = "mcga_"
 GENRE_ENGLISH = {"诗": "Shi", "词": "Ci", "曲": "Qu", "赋": "Fu", "文": "Wen"}
 DYNASTY_ENGLISH = {"先秦": "Pre-Qin", "汉": "Han", "魏晋": "Wei-Jin", "南北朝": "N.&S. Dyn.", "隋": "Sui", "唐": "Tang",
                    "五代": "Five Dyn.", "宋": "Song", "元": "Yuan", "明": "Ming", "清": "Qing"}  # fmt: skip
+#: The metrics a reader looks at first, per task (text-mode twins ``*_text`` share them): the printed lmms-eval table
+#: and ``mcga-report`` show these, with the strict twin (``*_strict``) beside each. S2TT and SEC list the judge-free
+#: scores too, so a run without a judge still prints a number.
+HEADLINE_METRICS = {"mcga_asr": ("cer_official",), "mcga_s2tt": ("llm_b", "chrf_pp", "bleu"), "mcga_sec": ("llm_c", "cer_sentences"),
+                    "mcga_sqa": ("f1_official",), "mcga_su": ("acc_official",), "mcga_sr": ("acc_official",)}  # fmt: skip
 JUDGED_METRICS = ("llm_b", "llm_bf", "llm_bm", "llm_bs", "llm_c", "sec_p", "sec_g", "sec_s", "llm_b_strict", "llm_c_strict")
 CMC_PARTS = (("sqa", "mcga_sqa", "f1_official"), ("qa", "mcga_sqa_text", "f1_official"), ("su", "mcga_su", "acc_official"),
              ("lu", "mcga_su_text", "acc_official"), ("sr", "mcga_sr", "acc_official"), ("lr", "mcga_sr_text", "acc_official"))  # fmt: skip
+
+
+def headline_metrics(task: str) -> tuple[str, ...]:
+    """The headline metrics of an MCGA task (:data:`HEADLINE_METRICS`); ``()`` for groups and unknown names."""
+    return HEADLINE_METRICS.get(task.removesuffix("_text"), ())
 
 
 def _group_values(run: Run, metric: str) -> dict[str, tuple[float | None, int | None]]:

@@ -275,6 +275,10 @@ def main(argv: list[str] | None = None) -> int:
     except (AgreementError, data.MMACDataError, judging.RubricError, ValueError, RuntimeError) as error:
         print(f"ERROR {error}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # one line, as the lmms-eval CLI prints (lmms_eval_tasks/plugin.py)
+        print("\nmmac-agreement interrupted (Ctrl-C) while judging. Kept: each judge's replies so far, in its reply cache "
+              "(AUDIO_JUDGE_CACHE). Run the same command again to resume from them.", file=sys.stderr)  # fmt: skip
+        return 130
     report["judge_provenance"] = provenance
     report["pairs_per_model"] = len(keys) // len(models)
     report["rubric_sha256_16"] = judging.rubric_sha256_16()

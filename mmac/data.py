@@ -275,6 +275,23 @@ def _targets(where: str, row: dict, columns: dict, mapping: dict, rubric: dict) 
     return targets
 
 
+def data_files(root: Path, mapping: dict) -> list[Path]:
+    """The files under ``root`` that the column map's ``files`` patterns match (``[]`` when ``root`` is no folder)."""
+    return sorted({p for pattern in mapping["files"] for p in root.glob(pattern) if p.is_file()}) if root.is_dir() else []
+
+
+def _suggestion(root: Path, mapping: dict) -> str:
+    """" Did you mean <folder>? ..." for the folder near ``root`` holding the most data files
+    (:func:`parsa.data.nearest_data_folder`, the search the three benchmarks share), else what to give."""
+    from parsa.data import nearest_data_folder
+
+    found = nearest_data_folder(root, lambda folder: len(data_files(folder, mapping)))
+    if found is None:
+        return f" Give the folder holding {' or '.join(mapping['files'])} and the audio it names (or set {DATA_DIR_ENV}; other layouts: {COLUMN_MAP_ENV})."
+    count = len(data_files(found, mapping))
+    return f" Did you mean {found}? (it holds {count} MMAC data file{'s' if count != 1 else ''}: {', '.join(p.name for p in data_files(found, mapping)[:3])})"
+
+
 def load_samples(
     data_dir: str | Path | None = None, columns: str | Path | dict | None = None, rubric: str | Path | None = None, warnings: list[tuple[str, str]] | None = None
 ) -> list[dict]:
@@ -299,11 +316,12 @@ def load_samples(
     except RubricError as error:
         raise MMACDataError(str(error)) from None
     cols = mapping["columns"]
-    if not root.is_dir():
-        raise MMACDataError(f"{root}: data folder not found (set {DATA_DIR_ENV})")
-    files = sorted({p for pattern in mapping["files"] for p in root.glob(pattern) if p.is_file()})
+    files = data_files(root, mapping)
     if not files:
-        raise MMACDataError(f"{root}: no data file matches {mapping['files']} (set files in the column map)")
+        origin = DATA_DIR_ENV if os.environ.get(DATA_DIR_ENV, "").strip() and root == data_dir_from_env() else "data folder"
+        problem = ("does not exist" if not root.exists() else "is not a folder" if not root.is_dir()
+                   else f"holds no data file matching {mapping['files']} (the column map's files)")  # fmt: skip
+        raise MMACDataError(f"{origin} {root} {problem}.{_suggestion(root, mapping)}")
     samples: dict[str, dict] = {}
     origin: dict[str, str] = {}
     found: list[tuple[str, str]] = []
@@ -366,7 +384,7 @@ def _checked_samples(root: Path) -> list[dict]:
     """:func:`load_samples` once per process for the same folder, mapping, rubric and file versions (the six
     tasks of one run share one check of every clip)."""
     mapping, rubric = column_map(), rubric_path()
-    files = sorted({p for pattern in mapping["files"] for p in root.glob(pattern) if p.is_file()}) if root.is_dir() else []
+    files = data_files(root, mapping)
     key = (str(root.resolve()), json.dumps(mapping, sort_keys=True), str(rubric.resolve()), rubric.stat().st_mtime_ns if rubric.is_file() else None,
            tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files))  # fmt: skip
     if key not in _CHECKED:
@@ -396,6 +414,15 @@ def summary(samples: list[dict]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The ``mmac-data`` command (:func:`_main`); Ctrl-C ends it with one line, exit status 130."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("\nmmac-data interrupted (Ctrl-C): a check writes nothing; run it again.", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None = None) -> int:
     """``mmac-data check [DIR] [--columns MAP.json]``: validate a data folder; prints samples per category and dimension."""
     parser = argparse.ArgumentParser(prog="mmac-data", description="Check an MMAC data folder against the schema (mmac/data.py).")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -406,9 +433,9 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(args.data_dir) if args.data_dir else data_dir_from_env()
     warnings: list[tuple[str, str]] = []
     try:
-        samples = load_samples(root, args.columns, warnings=warnings)
+        samples = load_samples(args.data_dir or None, args.columns, warnings=warnings)
     except MMACDataError as error:
-        print(f"ERROR {error}", file=sys.stderr)
+        print(f"mmac-data check: error: {error}", file=sys.stderr)
         return 1
     flagged = f"; {len(warnings)} with audio warnings, listed below" if warnings else ""
     print(f"{root}: {len(samples)} samples OK (rubric {rubric_path()}{flagged})")

@@ -38,6 +38,11 @@ def _tasks() -> list[str]:
     return [f"mmac_{category}" for category in CATEGORIES]
 
 
+def headline_metrics(task: str) -> tuple[str, ...]:
+    """Accuracy, Precision and Coverage for the six category tasks and the group ``mmac``; ``()`` otherwise."""
+    return METRICS if task == "mmac" or task in _tasks() else ()
+
+
 def overall(run: Run, metric: str, published: dict, context: Context) -> Cell:
     """Category-macro value: the ``mmac`` group's, else the mean of the six category tasks (all six needed)."""
     states = [health(run, t, published, context) for t in _tasks()]

@@ -255,14 +255,15 @@ def tasks_present(folder: Path, mappings: dict[str, dict] | None = None) -> list
     return [task for task, mapping in mappings.items() if _has_task_data(folder, mapping)]
 
 
-def suggest_data_root(path: str | Path, levels_up: int = 2, max_depth: int = 4, max_folders: int = 2000) -> Path | None:
+def nearest_data_folder(path: str | Path, count, levels_up: int = 2, max_depth: int = 4, max_folders: int = 2000) -> Path | None:
     """The likely right data folder near ``path``, or ``None``: among the folders within ``max_depth`` levels
     below the ancestor ``levels_up`` above ``path`` (or above its nearest existing ancestor when ``path`` does not
-    exist; never the file system root; at most ``max_folders`` visited, breadth first), the one holding the most
-    PARSA task folders, the nearest to ``path`` on a tie. So the parent of the data folder, a task folder inside
-    it, a sibling folder or a misspelt path all point at the data folder."""
+    exist; never the file system root; at most ``max_folders`` visited, breadth first), the nearest to ``path``
+    (fewest steps up and down) for which ``count(folder)`` (e.g. the task files it holds) is not 0, the one with the
+    larger count on a tie. So the parent of
+    the data folder, a folder inside it, a sibling folder or a misspelt path all point at the data folder.
+    Shared by the three benchmarks' data checks (``mcga.data``, ``mmac.data``) so they hint alike."""
     path = Path(path).expanduser().absolute()
-    mappings = column_map()
     existing = path
     while not existing.is_dir() and existing != existing.parent:
         existing = existing.parent
@@ -277,9 +278,9 @@ def suggest_data_root(path: str | Path, levels_up: int = 2, max_depth: int = 4, 
     while queue and visited < max_folders:
         folder, depth = queue.pop(0)
         visited += 1
-        count = len(tasks_present(folder, mappings)) if folder != path else 0
-        if count:
-            found.append((count, folder))
+        number = count(folder) if folder != path else 0
+        if number:
+            found.append((number, folder))
         if depth >= max_depth:
             continue
         try:
@@ -294,7 +295,13 @@ def suggest_data_root(path: str | Path, levels_up: int = 2, max_depth: int = 4, 
         common = Path(os.path.commonpath([folder, path]))
         return len(folder.relative_to(common).parts) + len(path.relative_to(common).parts)
 
-    return max(found, key=lambda item: (item[0], -distance(item[1])))[1]
+    return max(found, key=lambda item: (-distance(item[1]), item[0]))[1]
+
+
+def suggest_data_root(path: str | Path, levels_up: int = 2, max_depth: int = 4, max_folders: int = 2000) -> Path | None:
+    """The folder near ``path`` holding the most PARSA task folders (:func:`nearest_data_folder`), or ``None``."""
+    mappings = column_map()
+    return nearest_data_folder(path, lambda folder: len(tasks_present(folder, mappings)), levels_up, max_depth, max_folders)
 
 
 def _suggestion_text(path: Path) -> str:
@@ -830,6 +837,15 @@ def fewshot_demos(docs: list[dict], k: int = FEWSHOT_K) -> dict[str, list[dict]]
 
 # --------------------------------------------------------------------------------------------- CLI
 def main(argv: list[str] | None = None) -> int:
+    """The ``parsa-data`` command (:func:`_main`); Ctrl-C ends it with one line, exit status 130."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("\nparsa-data interrupted (Ctrl-C): a check writes nothing; a download keeps what the Hugging Face cache holds and resumes from it when run again.", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None = None) -> int:
     """``parsa-data`` (or ``python -m parsa.data``): ``download DEST [--revision R]`` fetches the gated dataset; ``check [DIR]`` checks every task."""
     parser = argparse.ArgumentParser(prog="parsa-data", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)

@@ -19,7 +19,7 @@ Labels are English task names (no Persian text is drawn). This module needs no l
 
 from __future__ import annotations
 
-from audio_bench_report.plots import GREYS, HATCHES, pyplot, safe_label, save
+from audio_bench_report.plots import GREYS, HATCHES, nothing_scored, pyplot, safe_label, save
 from audio_bench_report.runs import Run, is_number
 from audio_bench_report.tables import (
     Cell,
@@ -46,6 +46,20 @@ TASK_LABEL = {"asr": "ASR", "s2tt_en_fa": "Trans. En→Fa", "s2tt_fa_en": "Trans
 METRIC_LABEL = {"wer_median": "WER md.↓", "comet": "COMET", "macro_f1": "F1", "f1_exact": "F1-ex", "accuracy": "Acc"}
 #: Table 2 order: dimension by dimension, in the order of ``parsa.tasks.TASKS``.
 ORDER = [name for dimension in DIMENSIONS for name, spec in TASKS.items() if spec.dimension == dimension]
+
+
+def headline_metrics(task: str) -> tuple[str, ...]:
+    """The paper's headline metric of a PARSA task in any setting (``parsa_vazn``, ``parsa_vazn_text`` ...), from
+    :data:`parsa.tasks.TASKS`, and for translation chrF++ and BLEU too (COMET is scored after the run, so these are
+    the figures a run prints); ``()`` for groups and unknown names."""
+    name = task.removeprefix(TASK_PREFIX)
+    for suffix in sorted(SETTING_SUFFIX.values(), key=len, reverse=True):
+        if suffix and name.endswith(suffix) and name[: -len(suffix)] in TASKS:
+            name = name[: -len(suffix)]
+            break
+    if name not in TASKS:
+        return ()
+    return (TASKS[name].headline_metric, "chrf_pp", "bleu") if TASKS[name].kind == "translation" else (TASKS[name].headline_metric,)
 
 
 def _interval(result, metric: str) -> tuple[float, float] | None:
@@ -226,6 +240,8 @@ def _normalised_plot(runs: list[Run]):
         ax.set_xticks(range(len(tasks)))
         ax.set_xticklabels([TASK_LABEL[t] for t in tasks], rotation=35, ha="right")
         ax.set_ylabel("normalised score (s − b)/(1 − b)")
+        if not any(normalised(run, t)[0] is not None for run in runs for t in tasks):
+            nothing_scored(ax, "no normalised score to draw: no task with a baseline was scored (see the health table)")
         ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         return save(fig, stem)
 

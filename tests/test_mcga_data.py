@@ -246,7 +246,7 @@ def test_check_command_reports_each_task_file(data_dir, capsys):
 @pytest.mark.parametrize(
     "target, problem, hint",
     [
-        (lambda d: d.parent / "nowhere", "does not exist", None),
+        (lambda d: d.parent / "nowhere", "does not exist", lambda d: d),  # a sibling: data/ is two steps away
         (lambda d: d.parent, "holds no MCGA task file", lambda d: d),  # the parent of data/
         (lambda d: d / "upload", "holds no MCGA task file", lambda d: d),  # a folder inside data/
         (lambda d: d / "upload" / "a.wav", "is not a folder", lambda d: d),
@@ -260,7 +260,7 @@ def test_check_on_a_wrong_folder_fails_with_one_line_and_suggests_the_data_folde
     [line] = captured.err.strip().splitlines()
     assert line.startswith(f"mcga-data check: error: data folder {target(data_dir)} {problem}")
     if hint:
-        assert line.endswith(f"did you mean {hint(data_dir)}?")
+        assert line.endswith(f". Did you mean {hint(data_dir)}? (it holds 1 MCGA task file)")
     assert captured.out == ""
 
 
@@ -289,3 +289,22 @@ def test_mixed_field_types_are_a_clear_error(data_dir, monkeypatch):
     monkeypatch.setenv("MCGA_DATA_DIR", str(data_dir))
     with pytest.raises(data.MCGADataError, match="MCGA_asr_test.jsonl: a field has mixed value types"):
         hooks.mcga_asr_docs(None)
+
+
+def test_a_run_reading_a_folder_one_level_off_names_it_and_the_data_folder(data_dir, monkeypatch):
+    write_task(data_dir, "asr", [asr_row("1", "upload/a.wav")])
+    monkeypatch.setenv(data.DATA_DIR_ENV, str(data_dir.parent))  # the release's parent folder instead of its data/
+    with pytest.raises(data.MCGADataError) as error:
+        data.load_task_rows("asr")  # what the tasks' process_docs call
+    assert str(error.value).startswith(f"{data.DATA_DIR_ENV} {data_dir.parent} holds no MCGA task file")
+    assert str(error.value).endswith(f". Did you mean {data_dir}? (it holds 1 MCGA task file)")
+
+
+def test_ctrl_c_during_a_check_prints_one_line(data_dir, monkeypatch, capsys):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(data, "check_data_dir", interrupted)
+    assert data.main(["check", str(data_dir)]) == 130
+    assert capsys.readouterr().err.strip() == ("mcga-data interrupted (Ctrl-C): a check writes nothing; a download keeps what the Hugging Face cache "
+                                               "holds and resumes from it when run again.")  # fmt: skip

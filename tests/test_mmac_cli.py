@@ -38,6 +38,9 @@ def test_replay_with_judge_gives_hand_computed_metrics_then_rescores_from_cache(
         out = tmp_path / "scored"
         results, log = lmms_eval(lmms_eval_cli, env, out, "mmac", "replay", f"predictions={MMAC / 'captions.jsonl'}")
         first_requests = list(server.requests)
+        from tests.test_report import assert_printed_table_is_short
+
+        assert_printed_table_is_short(log, results, max_rows=21)  # 7 rows of three headlines
         r = results["results"]
         assert sorted(results["group_subtasks"]["mmac"]) == sorted(f"mmac_{c}" for c in CATEGORIES)
         for category, (coverage, precision, accuracy) in EXPECTED.items():
@@ -191,3 +194,18 @@ def test_a_thinking_judge_and_a_planted_verdict_give_the_hand_computed_metrics(l
     assert content["judge_failed,none"] == 1 and content["judge_unfinished_reasoning,none"] == 1
     assert content["judge_verdicts_after_reasoning,none"] == 1 and background["judge_verdicts_after_reasoning,none"] == 2
     assert content["judge,none"]["errors"] == {"unfinished reasoning": 1}
+
+
+def test_agreement_command_interrupted_prints_one_line(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "m1.jsonl"
+    path.write_text(json.dumps({"task": "mmac_content", "id": "content_en_01", "response": "a caption"}) + "\n", encoding="utf-8")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(agreement, "judge_runs", interrupted)
+    monkeypatch.setenv("KEY_ONE", KEY)
+    code = agreement.main(["--run", f"m1={path}", "--judge", "a=http://127.0.0.1:9/v1,judge-a,KEY_ONE", "--judge", "b=http://127.0.0.1:9/v1,judge-b,KEY_ONE"])
+    assert code == 130
+    assert capsys.readouterr().err.strip() == ("mmac-agreement interrupted (Ctrl-C) while judging. Kept: each judge's replies so far, in its reply cache "
+                                               "(AUDIO_JUDGE_CACHE). Run the same command again to resume from them.")  # fmt: skip

@@ -141,3 +141,19 @@ def test_bad_column_maps_are_refused():
         data.column_map({"columns": {"speaker": "spk"}})
     with pytest.raises(data.MMACDataError, match="give columns.targets, or columns.dimension and columns.label"):
         data.column_map({"columns": {"targets": None}})
+
+
+@pytest.mark.parametrize("where", ["parent", "inside", "sibling-typo"])
+def test_a_folder_one_level_off_names_the_folder_checked_and_the_data_folder(tmp_path, monkeypatch, capsys, where):
+    (tmp_path / "MMAC" / "data").mkdir(parents=True)
+    real = _folder(tmp_path / "MMAC" / "data", [_row()])
+    given = {"parent": tmp_path / "MMAC", "inside": real / "audio", "sibling-typo": tmp_path / "MMAC" / "dta"}[where]
+    problem = "does not exist" if where == "sibling-typo" else "holds no data file matching ['mmac.jsonl'] (the column map's files)"
+    hint = f"Did you mean {real}? (it holds 1 MMAC data file: mmac.jsonl)"
+    assert data.main(["check", str(given)]) == 1  # the check command
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line == f"mmac-data check: error: data folder {given} {problem}. {hint}"
+    monkeypatch.setenv(data.DATA_DIR_ENV, str(given))  # the run's path: the tasks load through load_category
+    with pytest.raises(data.MMACDataError) as error:
+        data.load_category("paralinguistic")
+    assert str(error.value) == f"{data.DATA_DIR_ENV} {given} {problem}. {hint}"

@@ -156,7 +156,8 @@ def test_report_takes_the_newest_run_per_task_and_says_so(tmp_path, capsys):
     assert tasks == {"mcga_asr": {"cer_official": 66.5}, "mcga_su": {"acc_official": 25.0}}
     assert notes == [f"note: mcga_asr found in 2 runs; using the newest, {new}; left out: {old}"]
     assert report.main([str(tmp_path / "out")]) == 0
-    assert "mcga_asr: {'cer_official': 66.5}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "|mcga_asr|cer_official|66.50   |" in out and "90.00" not in out and "{" not in out  # a table, not a Python dict
 
 
 def test_report_names_mixed_models_and_refuses_two_files_of_one_run(tmp_path, capsys):
@@ -246,3 +247,26 @@ def test_task_yaml_gives_faster_whisper_its_language():
         assert config["model_specific_generation_kwargs"] == {"faster_whisper": {"language": language}}
     config = yaml.load((TASKS_DIR / "parsa" / "parsa_s2tt_en_fa.yaml").read_text(encoding="utf-8"), Loader=task_list._IgnoreTags)
     assert config["model_specific_generation_kwargs"] == {"faster_whisper": {"language": "en"}}  # English audio
+
+
+def test_mcga_report_prints_tables_with_cmc_ratios_and_breakdowns_with_n(tmp_path, capsys):
+    genre = {"诗": 12.5, "词": 8.25}
+    tasks = {"mcga_asr": {"cer_official": 10.0, "cer_strict": 12.5, "cer_official_by_genre": genre, "n_by_genre": {"诗": 4, "词": 3}, "empty_responses": 2,
+                          "failed_generations": 0, "signature": "mcga-scoring:..."},
+             "mcga_s2tt": {"llm_b": "not computed: no judge configured (set DEEPSEEK_API_KEY; see docs/judge.md)", "chrf_pp": 31.0, "bleu": 7.5},
+             "mcga_sqa": {"f1_official": 40.0}, "mcga_sqa_text": {"f1_official": 80.0}, "mcga_su": {"acc_official": 60.0, "acc_strict": 50.0},
+             "mcga_su_text": {"acc_official": 100.0, "acc_strict": 100.0}, "mcga_sr": {"acc_official": 30.0, "acc_strict": 20.0},
+             "mcga_sr_text": {"acc_official": 60.0, "acc_strict": 40.0}}  # fmt: skip
+    write_results(tmp_path / "out", "20260101_100000", tasks)
+    assert report.main([str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[2:4] == ["|mcga_asr     |cer_official|10.00       |12.50 |empty_responses 2   |",  # strict beside official, counts not 0
+                          "|mcga_s2tt    |llm_b       |not computed|      |                    |"]
+    assert "  not computed: no judge configured (set DEEPSEEK_API_KEY; see docs/judge.md)" in lines
+    assert "|诗 Shi|4|12.50         |" in lines and "|词 Ci |3|8.25          |" in lines  # per genre with n
+    # CMC (eq. 1): (40/80 + 60/100 + 30/60) / 3 × 100 = 53.33; strict accuracies: (0.5 + 0.5 + 0.5) / 3 × 100 = 50.00
+    assert "|SQA/QA (F1)           |40.00|80.00 |0.500|0.500                   |" in lines
+    assert "|SU/LU (accuracy)      |60.00|100.00|0.600|0.500                   |" in lines
+    assert "|CMC = mean ratio × 100|     |      |53.33|50.00                   |" in lines
+    assert max(map(len, lines)) < 160 and "{" not in out

@@ -14,6 +14,7 @@ without it.
 """
 
 import json
+import re
 import subprocess
 import sys
 
@@ -111,10 +112,14 @@ def test_data_check_on_a_wrong_folder_fails_clearly(walk, where):
         assert "data" in last.replace(str(folder), ""), last  # suggests the data/ folder below
 
 
-def test_group_name_from_the_repository_root_runs_the_group(root_run):
+def test_group_name_from_the_repository_root_runs_the_group(walk, root_run):
     code, log, _ = root_run
     assert code == 0, log[-3000:]
     assert "No tasks found" not in log
+    from tests.test_report import assert_printed_table_is_short
+
+    [results_file] = [p for p in walk["out"].rglob("*_results.json") if "mcga_sr" in json.loads(p.read_text(encoding="utf-8"))["results"]]
+    assert_printed_table_is_short(log, json.loads(results_file.read_text(encoding="utf-8")), max_rows=20)  # 7 rows + S2TT/SEC judge-free
     for task in MCGA_TASKS:
         assert f"|{task}" in log or f"| - {task}" in log, task
 
@@ -126,5 +131,5 @@ def test_the_report_of_two_runs_in_one_folder_takes_the_newest_run_per_task(walk
     code, log, last = run([sys.executable, "-m", "mcga.report", str(walk["out"])], walk["env"], walk["elsewhere"])
     assert code == 0, log
     assert f"note: mcga_asr found in 2 runs; using the newest, {newest};" in log
-    assert all(f"{task}: " in log for task in MCGA_TASKS)
-    assert last.startswith("CMC: not computed, missing tasks ['mcga_sqa_text', 'mcga_su_text', 'mcga_sr_text']")
+    assert all(re.search(rf"^\|{task} *\|", log, re.M) for task in MCGA_TASKS)  # a table row per task
+    assert last == "CMC: not computed, missing tasks mcga_sqa_text, mcga_su_text, mcga_sr_text (run --tasks mcga_cmc)"

@@ -83,8 +83,11 @@ def test_replay_on_all_16_tasks_and_one_variant_of_each_kind(lmms_eval_cli, offl
     predictions = tmp_path / "predictions.jsonl"
     write_predictions(predictions, answers)
     out = tmp_path / "out"
-    results, _ = lmms_eval(lmms_eval_cli, offline_env, out, "parsa," + ",".join(VARIANTS), "replay", f"predictions={predictions}")
+    results, log = lmms_eval(lmms_eval_cli, offline_env, out, "parsa," + ",".join(VARIANTS), "replay", f"predictions={predictions}")
     assert sorted(results["group_subtasks"]["parsa"]) == sorted(f"parsa_{t}" for t in TASKS)
+    from tests.test_report import assert_printed_table_is_short
+
+    assert_printed_table_is_short(log, results, max_rows=30)  # 16 tasks, 4 variants, 4 group rows, wrapped counts
     r = {task: {k.split(",")[0]: v for k, v in values.items()} for task, values in results["results"].items()}
     approx = pytest.approx
 

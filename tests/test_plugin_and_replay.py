@@ -153,3 +153,75 @@ def test_read_predictions_takes_lmms_eval_samples_by_doc_id_from_the_file_name(t
     assert model.generate_until([request]) == ["李白"]
     with pytest.raises(ValueError, match="logged sample for mcga_sqa doc_id 1 was made with another prompt"):
         model.generate_until([SimpleNamespace(args=("another prompt", {}, None, 1, "mcga_sqa", "test"))])
+
+
+def test_progress_bars_written_to_a_log_file_end_each_update_with_a_line_break(monkeypatch, tmp_path):
+    import io
+    import sys
+    import types
+
+    import os
+
+    import tqdm.std
+
+    original = tqdm.std.tqdm.__dict__["status_printer"]  # the staticmethod object, to put back as it was
+    log = io.StringIO()  # not a terminal, like `lmms-eval ... 2> run.log`
+    monkeypatch.setitem(sys.modules, "lmms_eval.__main__", sys.modules.get("lmms_eval.__main__") or types.ModuleType("lmms_eval.__main__"))
+    monkeypatch.setattr(sys, "stderr", log)
+    monkeypatch.delenv("TQDM_MININTERVAL", raising=False)
+    try:
+        plugin.progress_bars_as_lines_in_logs()
+        plugin.progress_bars_as_lines_in_logs()  # idempotent
+        assert tqdm.std.tqdm.__dict__["status_printer"] is not original
+        assert os.environ["TQDM_MININTERVAL"] == "30"
+        for _ in tqdm.std.tqdm(range(300), desc="faster_whisper", mininterval=0, file=log):
+            pass
+        lines = log.getvalue().splitlines()
+        assert "\r" not in log.getvalue() and len(lines) >= 300 and max(map(len, lines)) < 100
+        assert lines[0].startswith("faster_whisper:   0%|") and lines[-2].startswith("faster_whisper: 100%|")
+        terminal = io.StringIO()
+        terminal.isatty = lambda: True
+        tqdm.std.tqdm.status_printer(terminal)("bar")
+        assert terminal.getvalue() == "\rbar"  # a terminal still gets tqdm's own redraw
+    finally:
+        tqdm.std.tqdm.status_printer = original
+        os.environ.pop("TQDM_MININTERVAL", None)
+
+
+def test_hub_failure_line_blames_the_hub_only_for_hub_calls(monkeypatch):
+    from lmms_eval_tasks import hub_access
+
+    monkeypatch.setattr(hub_access, "hub_unreachable_reason", lambda: "HF_HUB_OFFLINE=1")
+    monkeypatch.setattr(hub_access, "cache_location", lambda: "/hf/hub")
+
+    def load(repo_id):  # how transformers names what it could not load
+        raise OSError(f"Can't load image processor for '{repo_id}'. If you were trying to load it from 'https://huggingface.co/models' ...")
+
+    with pytest.raises(OSError) as error:
+        load("Qwen/Qwen2.5-Omni-7B")
+    assert hub_access.hub_failure_line(error.value) == (
+        "model files Qwen/Qwen2.5-Omni-7B is not in the local Hugging Face cache (/hf/hub) and the hub cannot be reached (HF_HUB_OFFLINE=1): "
+        "point pretrained= at a local copy (a folder holding its files) or set HF_HOME to the folder whose hub/ cache holds it")
+
+    class ConnectError(Exception):  # httpx's name, raised by a client of a local model server
+        pass
+
+    assert hub_access.hub_failure_line(ConnectError("[Errno 111] Connection refused")) is None  # not a hub call: not the hub's fault
+    monkeypatch.setattr(hub_access, "hub_unreachable_reason", lambda: None)
+    with pytest.raises(OSError) as error:
+        load("Qwen/Qwen2.5-Omni-7B")
+    assert hub_access.hub_failure_line(error.value) is None  # the hub answers: the cause is something else
+
+
+def test_weights_check_passes_local_folders_and_cached_ids_and_names_the_rest(monkeypatch, tmp_path):
+    from lmms_eval_tasks import hub_access
+
+    monkeypatch.setattr(hub_access, "hub_unreachable_reason", lambda: "ConnectError: refused")
+    monkeypatch.setattr(hub_access, "cache_location", lambda: "/hf/hub")
+    monkeypatch.setattr(hub_access, "is_cached", lambda repo_id, repo_type="model": repo_id == "org/cached")
+    assert hub_access.weights_problem(f"pretrained={tmp_path}") is None  # a local folder
+    assert hub_access.weights_problem("pretrained=org/cached,device=cuda") is None
+    assert hub_access.weights_problem("pretrained=large-v3") is None  # a faster-whisper size name, not a hub id
+    assert hub_access.weights_problem("language=zh") is None
+    assert hub_access.weights_problem("model_name_or_path=org/missing").startswith("model weights org/missing is not in the local Hugging Face cache (/hf/hub)")
+    assert "point model_name_or_path= at a local copy" in hub_access.weights_problem("model_name_or_path=org/missing")

@@ -23,7 +23,7 @@ from audio_bench_report.cli import write_report
 from audio_bench_report.plots import safe_label
 from audio_bench_report.runs import read_runs
 from audio_bench_report.tables import Context, load_published
-from lmms_eval_tasks.printed_table import NOT_COMPUTED, readable_results
+from lmms_eval_tasks.printed_table import MAX_WIDTH, plugin_table, readable_make_table
 from mcga import data as mcga_data
 from tests.conftest import FIXTURES
 from tests.test_cli_end_to_end import lmms_eval
@@ -211,23 +211,51 @@ def test_html_page_is_self_contained_and_md_links_the_figures(runs):
     assert all(f"figures/{name}.png" in md for name in FIGURES)
 
 
-def test_printed_lmms_eval_table_keeps_numbers_and_leaves_out_strings_and_dicts(runs):
+def _table_lines(log: str) -> list[str]:
+    return [line for line in log.splitlines() if line.startswith("|")]
+
+
+def test_printed_lmms_eval_table_shows_headlines_strict_n_and_counts_that_are_not_0(runs):
     log, a = runs["log_a"], runs["a"]
     signature = a["mcga_asr"]["signature,none"]
     assert signature.startswith("mcga-scoring:") and signature not in log  # in the results JSON, not in the printed table
-    assert "|cer_official_by_genre" not in log.replace(" ", "")
-    assert "Not shown above, kept in the results JSON:" in log and "cer_official_by_genre (mcga_asr)" in log
-    assert NOT_COMPUTED in log  # judge scores with no judge: a short note instead of the long reason
+    assert "cer_official_by_genre" not in log and "n_by_dynasty" not in log  # breakdowns: the JSON and audio-bench-report
+    asr = a["mcga_asr"]
+    [row] = [line for line in _table_lines(log) if line.startswith("|mcga_asr ")]
+    cells = [c.strip() for c in row.split("|")[1:-1]]
+    assert cells[:5] == ["mcga_asr", "14", "cer_official ↓", f"{asr['cer_official,none']:.4f}", f"{asr['cer_strict,none']:.4f}"]
+    shown = {f"{m.split(',')[0]} {v}" for m, v in asr.items() if isinstance(v, int) and not isinstance(v, bool) and v}
+    assert shown and all(text in row for text in shown)  # the official runner rows hold an empty answer and echoes: counted
+    assert "failed_generations" not in row and asr["failed_generations,none"] == 0  # counts at 0 are left out
+    assert "|mcga_s2tt " in log and "not computed (1)" in log and "(1) not computed: " in log  # no judge: reason once, below
+    vazn = a["parsa_vazn"]
+    [row] = [line for line in _table_lines(log) if "parsa_vazn " in line and "parsa_vazn_text" not in line]
+    assert f"|{vazn['scored,none']} " in row and f"{vazn['accuracy,none']:.4f}" in row and f"{vazn['accuracy_strict,none']:.4f}" in row
+    assert f"[{vazn['accuracy_ci95,none'][0]:.4f}, {vazn['accuracy_ci95,none'][1]:.4f}]" in row
+    assert all(len(line) <= MAX_WIDTH for line in log.splitlines() if line.startswith("|") or line.startswith("(")), max(map(len, _table_lines(log)))
+    assert len(_table_lines(log)) <= 2 + sum(1 for _ in a) * 3  # a few rows per task, not one per metric
 
 
-def test_readable_results_filters_only_plugin_tasks():
-    results = {"results": {"mcga_asr": {"alias": "mcga_asr", "cer_official,none": 4.4, "signature,none": "x|y", "cer_official_by_genre,none": {"诗": 1.0},
-                                        "llm_b,none": "not computed: no judge", "acc_ci95,none": [0.1, 0.2]},
-                           "other_task": {"alias": "other_task", "signature,none": "kept"}}}  # fmt: skip
-    shown, hidden = readable_results(results)
-    assert shown["results"]["mcga_asr"] == {"alias": "mcga_asr", "cer_official,none": 4.4, "llm_b,none": NOT_COMPUTED, "acc_ci95,none": "[0.1000, 0.2000]"}
-    assert shown["results"]["other_task"] == {"alias": "other_task", "signature,none": "kept"}  # not ours: untouched
-    assert hidden == ["cer_official_by_genre (mcga_asr)", "signature (mcga_asr)"]
+def test_printed_table_shows_any_new_counter_and_hands_other_benchmarks_to_lmms_eval():
+    results = {"results": {"mcga_asr": {"alias": "mcga_asr", "cer_official,none": 4.4, "cer_strict,none": 5.0, "signature,none": "x|y",
+                                        "cer_official_by_genre,none": {"诗": 1.0}, "unfinished_reasoning,none": 2, "ambiguous_answers,none": 0,
+                                        "scoring_errors,none": 1, "repetition_rate,none": 0.25},
+                           "parsa": {"alias": "parsa", " ": " "},
+                           "parsa_age": {"alias": " - parsa_age", "macro_f1,none": "not computed: no scored items", "scored,none": 0, "excluded,none": 12},
+                           "other_task": {"alias": "other_task", "acc,none": 0.5, "signature,none": "kept"}},
+               "groups": {"parsa": {"alias": "parsa", " ": " "}, "other_group": {"alias": "other_group", "acc,none": 0.5}},
+               "n-samples": {"mcga_asr": {"original": 10, "effective": 8}}, "higher_is_better": {"mcga_asr": {"cer_official": False}}}  # fmt: skip
+    table = plugin_table(results)
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in _table_lines(table)]
+    assert rows[0] == ["Tasks", "n", "Metric", "Official", "Strict", "95% CI", "Also counted (not 0)"]
+    # any int metric is a count, named by no list (other helpers add counters), shown when not 0
+    assert rows[2] == ["mcga_asr", "8", "cer_official ↓", "4.4000", "5.0000", "", "repetition_rate 0.2500, scoring_errors 1, unfinished_reasoning 2"]
+    assert rows[3][0] == "parsa" and rows[4] == ["- parsa_age", "0", "macro_f1", "not computed (1)", "", "", "excluded 12"]
+    assert "(1) not computed: no scored items [parsa_age macro_f1]" in table and "other_task" not in table and "signature" not in table
+    seen = []
+    wrapped = readable_make_table(lambda result_dict, column="results", sort_results=False: seen.append((column, result_dict[column])) or "LMMS-EVAL TABLE")
+    assert wrapped(results).endswith("LMMS-EVAL TABLE") and seen[-1] == ("results", {"other_task": results["results"]["other_task"]})
+    assert wrapped(results, "groups") == "LMMS-EVAL TABLE" and seen[-1] == ("groups", {"other_group": results["groups"]["other_group"]})
     assert results["results"]["mcga_asr"]["signature,none"] == "x|y"  # the input (what the JSON holds) is unchanged
 
 
@@ -271,3 +299,38 @@ def test_command_line_writes_the_report_and_rejects_a_folder_without_results(run
     assert "not a model of these benchmarks' papers" in capsys.readouterr().err
     code = subprocess.run([sys.executable, "-m", "audio_bench_report", "--help"], capture_output=True, text=True, check=False).returncode
     assert code == 0
+
+
+def test_docs_example_table_is_the_one_these_runs_give(runs):
+    """docs/report.md shows tables/mcga_asr_by_genre.md of these two runs: its numbers and marks must be today's."""
+    from tests.conftest import ROOT
+
+    def rows(markdown: str) -> list[list[str]]:  # cells without the "arguments / source" column (it holds temporary paths)
+        cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in markdown.splitlines() if line.startswith("| ")]
+        return [[row[0], *row[2:]] for row in cells]
+
+    doc = (ROOT / "docs" / "report.md").read_text(encoding="utf-8")
+    example = doc.split("## Example", 1)[1].split("\n\n", 2)[1]
+    generated = (runs["report"] / "tables" / "mcga_asr_by_genre.md").read_text(encoding="utf-8")
+    expected = [row for row in rows(generated) if row[0] in ("**A**", "**B**", "*Qwen2.5-Omni-7B (paper)*") or row[0].startswith("Δ A")]
+    assert rows(example)[1:] == expected, generated
+
+
+def assert_printed_table_is_short(log: str, results: dict, max_rows: int) -> None:
+    """The table lmms-eval printed for a run of one of our groups (``log``: the run's output) has at most
+    ``max_rows`` rows, every line under 160 characters, and a row for every headline metric of every task.
+    Called by the group runs of test_parsa_cli, test_mmac_cli and test_newcomer_walk (the three of ``make demo``:
+    together under 120 rows)."""
+    from lmms_eval_tasks.printed_table import headline_metrics
+
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in _table_lines(log)]
+    rows = [row for row in rows if len(row) == 7 and row[0] != "Tasks" and not (row[1] and set(row[1]) <= {"-"})]  # header, rule
+    assert 0 < len(rows) <= max_rows, len(rows)
+    assert max(len(line) for line in log.splitlines() if line.startswith(("|", "("))) < 160
+    shown, task = set(), None
+    for row in rows:
+        task = row[0].removeprefix("- ").strip() or task
+        if row[2]:
+            shown.add((task, row[2].split(" ")[0]))
+    expected = {(t, m) for t, values in results["results"].items() for m in headline_metrics(t) if f"{m},none" in values}
+    assert expected and expected <= shown, expected - shown

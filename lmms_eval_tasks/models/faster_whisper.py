@@ -280,8 +280,8 @@ class FasterWhisper(CPUOrAcceleratorDevice, lmms):
         language = self.language or (gen_kwargs or {}).get("language") or None
         if task not in self._languages_logged:
             self._languages_logged.add(task)
-            source = "model argument" if self.language else "task" if language else "none given: Whisper detects it per clip"
-            logger.info(f"faster_whisper: task {task}: language={language or 'auto'} ({source})")
+            source = "model argument" if self.language else "task" if language else "detected per clip"
+            logger.info(f"faster_whisper: {task}: language={language or 'auto'} ({source})")  # log lines under ~160 characters
         return language
 
     def transcribe(self, audio: dict, language: str | None = None) -> str:
@@ -315,7 +315,7 @@ class FasterWhisper(CPUOrAcceleratorDevice, lmms):
             language = self.language_for(task, _gen_kwargs)
             answers.append(" ".join(self.transcribe(a, language) for a in audios))
             self.cache_hook.add_partial("generate_until", (_context, _gen_kwargs), answers[-1])
-        logger.info(f"faster_whisper: {len(requests)} requests: {self.transcripts.misses} clips decoded, {self.transcripts.hits} transcripts from the cache (same clip, language and settings)")
+        logger.info(f"faster_whisper: {len(requests)} requests: {self.transcripts.misses} clips decoded, {self.transcripts.hits} transcripts from the cache")
         return answers
 
     def loglikelihood(self, requests):
