@@ -44,10 +44,11 @@ from lmms_eval_tasks.listing import read_description
 
 ROOT = TASKS_DIR.parent
 TEMPLATES = TASKS_DIR / "_upstream"
-#: Project packages whose code an export may carry. The benchmark's own package goes to the task folder's top; the
-#: others are framework-free shared code and go to ``shared/`` (a module imported from anything else is an error).
-SHARED_PACKAGES = ("lmms_eval_tasks", "mcga")
+#: The framework-free shared code (``shared/`` in the export: only the modules a benchmark uses) and the benchmark
+#: packages (the task folder's top). Exported code may import only these; anything else of this project is an error.
+SHARED_PACKAGES = ("audio_bench_core",)
 BENCHMARK_PACKAGES = ("mcga", "parsa", "mmac")
+PROJECT_PACKAGES = (*SHARED_PACKAGES, *BENCHMARK_PACKAGES, "lmms_eval_tasks", "audio_bench_report")
 #: Task-folder files that are plugin tools, not part of a task.
 NOT_EXPORTED = ("__init__.py", "README.md", "make_yaml.py")
 SHARED_FOLDER = "shared"
@@ -107,7 +108,7 @@ def _module_file(name: str) -> tuple[Path, bool] | None:
 
 
 def _is_project(name: str) -> bool:
-    return name.split(".")[0] in (*SHARED_PACKAGES, *BENCHMARK_PACKAGES)
+    return name.split(".")[0] in PROJECT_PACKAGES
 
 
 def project_imports(source: str, filename: str) -> list[tuple[ast.stmt, str, list[str]]]:
@@ -140,9 +141,7 @@ def _target(name: str, benchmark: str, hooks: str) -> str:
     if top == benchmark:
         return f"{base}.{rest}" if rest else base
     if top in SHARED_PACKAGES:
-        # one flat shared/ folder: lmms_eval_tasks.audio -> shared.audio; another package's module keeps its base name
-        if top in BENCHMARK_PACKAGES and not rest:
-            raise ExportError(f"{name}: a benchmark package imported by {benchmark}'s code; only its framework-free modules can be shared")
+        # one flat shared/ folder: audio_bench_core.audio -> shared.audio
         if not rest:
             return f"{base}.{SHARED_FOLDER}"
         if "." in rest:
@@ -156,9 +155,8 @@ def module_closure(benchmark: str) -> dict[str, Module]:
     included), keyed by dotted name.
 
     Raises:
-        ExportError: a module that may not be exported (another benchmark's, a glue module other than the hooks of
-            ``benchmark`` in the shared package's subfolders, a nested shared module), or two modules that would
-            land on the same file.
+        ExportError: a module that may not be exported (another benchmark's, a glue module of ``lmms_eval_tasks``
+            other than the hooks, a nested shared module), or two modules that would land on the same file.
     """
     hooks = f"lmms_eval_tasks.{benchmark}.hooks"
     modules: dict[str, Module] = {}
@@ -171,12 +169,10 @@ def module_closure(benchmark: str) -> dict[str, Module]:
         if located is None:
             raise ExportError(f"{name}: no such module in {ROOT}")
         path, is_package = located
-        if name != hooks and name.startswith("lmms_eval_tasks.") and name.count(".") > 1:
-            raise ExportError(f"{name}: a module of the lmms-eval glue ({path.relative_to(ROOT)}) imported by {benchmark}'s exported code")
+        if name != hooks and name.split(".")[0] == "lmms_eval_tasks":
+            raise ExportError(f"{name}: a module of the lmms-eval glue ({path.relative_to(ROOT)}) imported by {benchmark}'s exported code; shared code belongs in {SHARED_PACKAGES[0]}")
         module = Module(name, path, _target(name, benchmark, hooks), is_package)
         modules[name] = module
-        if is_package and name.split(".")[0] in SHARED_PACKAGES and name != benchmark:
-            pass  # its __init__ is exported with it (e.g. cache_dir)
         if name.split(".")[0] == benchmark and name != benchmark and benchmark not in modules:
             pending.append(benchmark)  # the benchmark package's __init__ becomes the folder's __init__.py
         for _, imported, names in project_imports(path.read_text(encoding="utf-8"), str(path)):

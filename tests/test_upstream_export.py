@@ -32,10 +32,10 @@ def test_imports_are_rewritten_in_place_keeping_aliases_comments_and_nesting():
     modules = {
         "mcga": _module("mcga", "lmms_eval.tasks.mcga", True),
         "mcga.normalize": _module("mcga.normalize", "lmms_eval.tasks.mcga.normalize"),
-        "lmms_eval_tasks.audio": _module("lmms_eval_tasks.audio", "lmms_eval.tasks.mcga.shared.audio"),
+        "audio_bench_core.audio": _module("audio_bench_core.audio", "lmms_eval.tasks.mcga.shared.audio"),
     }
     source = textwrap.dedent('''\
-        """Doc naming lmms_eval_tasks.audio stays as written."""
+        """Doc naming audio_bench_core.audio stays as written."""
         from __future__ import annotations
 
         import json
@@ -47,7 +47,7 @@ def test_imports_are_rewritten_in_place_keeping_aliases_comments_and_nesting():
 
 
         def f():
-            from lmms_eval_tasks.audio import first_not_utf8  # shared cell checks
+            from audio_bench_core.audio import first_not_utf8  # shared cell checks
             return json, fold, first_not_utf8
         ''')
     module = _module("mcga.data", "lmms_eval.tasks.mcga.data")
@@ -55,7 +55,7 @@ def test_imports_are_rewritten_in_place_keeping_aliases_comments_and_nesting():
     assert "from . import normalize\n" in relative
     assert "from .normalize import nfkc as fold, normalize_for_cer\n" in relative
     assert "    from .shared.audio import first_not_utf8  # shared cell checks\n" in relative
-    assert relative.startswith('"""Doc naming lmms_eval_tasks.audio stays as written."""') and "import json\n" in relative
+    assert relative.startswith('"""Doc naming audio_bench_core.audio stays as written."""') and "import json\n" in relative
     absolute = ex.rewrite_imports(source, module, modules, absolute=True)
     assert "from lmms_eval.tasks.mcga import normalize\n" in absolute and "from lmms_eval.tasks.mcga.shared.audio import first_not_utf8" in absolute
 
@@ -78,9 +78,16 @@ def test_closure_holds_what_the_hooks_use_and_nothing_else():
     assert not [m for m in closure if m.startswith(("parsa", "mmac", "lmms_eval_tasks.models", "lmms_eval_tasks.plugin"))]
 
 
-def test_a_module_of_another_package_is_refused():
+@pytest.mark.parametrize("module", ["audio_bench_report.tables", "mcga.normalize", "lmms_eval_tasks.plugin"])
+def test_a_module_of_another_package_benchmark_or_the_glue_is_refused(module):
     with pytest.raises(ex.ExportError, match="may not import"):
-        ex._target("audio_bench_report.tables", "mcga", "lmms_eval_tasks.mcga.hooks")
+        ex._target(module, "parsa", "lmms_eval_tasks.parsa.hooks")
+
+
+def test_shared_code_comes_from_audio_bench_core_only():
+    for benchmark in ex.BENCHMARKS:
+        shared = {name for name, module in ex.module_closure(benchmark).items() if ".shared" in module.target}
+        assert shared and all(name.split(".")[0] == "audio_bench_core" for name in shared), (benchmark, shared)
 
 
 def test_task_yaml_gets_utils_references_the_hub_dataset_and_no_plugin_model_blocks():
