@@ -71,13 +71,16 @@ class Benchmark:
     #: Two tasks run by the README's example command.
     example_tasks: tuple[str, ...]
     judged: bool
+    #: ``UNSET_DATA_DIR`` of the benchmark's ``data`` module in the export (the plugin's is ``"sample"``, which the
+    #: export does not carry): ``"hub"`` downloads the release, ``"required"`` makes ``data_env`` mandatory.
+    unset_data: str
 
 
 BENCHMARKS = {
-    "mcga": Benchmark("mcga", "MCGA (classical Chinese literature read aloud, arXiv 2601.09270)", "yxdu/MCGA", False, True, "MCGA_DATA_DIR", ("mcga_asr", "mcga_s2tt"), True),
-    "parsa": Benchmark("parsa", "PARSA-Bench (Persian speech, arXiv 2603.14456)", "MohammadJRanjbar/PARSA-Bench", True, True, "PARSA_DATA_DIR", ("parsa_asr", "parsa_intent"), False),
+    "mcga": Benchmark("mcga", "MCGA (classical Chinese literature read aloud, arXiv 2601.09270)", "yxdu/MCGA", False, True, "MCGA_DATA_DIR", ("mcga_asr", "mcga_s2tt"), True, "hub"),
+    "parsa": Benchmark("parsa", "PARSA-Bench (Persian speech, arXiv 2603.14456)", "MohammadJRanjbar/PARSA-Bench", True, True, "PARSA_DATA_DIR", ("parsa_asr", "parsa_intent"), False, "hub"),
     # MMAC's data is not released (arXiv 2607.27109): the id is a placeholder to replace when it is (README).
-    "mmac": Benchmark("mmac", "MMAC (free-form audio captioning judged per dimension, arXiv 2607.27109)", "MMAC-release-pending/MMAC", False, False, "MMAC_DATA_DIR", ("mmac_content",), True),
+    "mmac": Benchmark("mmac", "MMAC (free-form audio captioning judged per dimension, arXiv 2607.27109)", "MMAC-release-pending/MMAC", False, False, "MMAC_DATA_DIR", ("mmac_content",), True, "required"),
 }
 
 
@@ -219,6 +222,21 @@ def rewrite_imports(source: str, module: Module, modules: dict[str, Module], abs
     for start, end, text in sorted(edits, reverse=True):
         data = data[:start] + text + data[end:]
     return data.decode("utf-8")
+
+
+def set_constant(source: str, name: str, value: str, filename: str) -> str:
+    """``source`` with the module-level string constant ``name = "..."`` set to ``value`` (the literal rewritten in place).
+
+    Raises:
+        ExportError: no such assignment of a string literal at module level.
+    """
+    for node in ast.parse(source, filename).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [name] and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            lines = source.splitlines(keepends=True)
+            line = lines[node.value.lineno - 1]
+            lines[node.value.lineno - 1] = line[: node.value.col_offset] + repr(value).replace("'", '"') + line[node.value.end_col_offset :]
+            return "".join(lines)
+    raise ExportError(f"{filename}: no module-level `{name} = \"...\"` to set to {value!r}")
 
 
 def data_files_used(module: Module, source: str) -> list[Path]:
@@ -540,6 +558,8 @@ def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | N
     for module in modules.values():
         source = module.path.read_text(encoding="utf-8")
         rewritten = rewrite_imports(source, module, modules, absolute=module.name == hooks)
+        if module.name == f"{benchmark}.data":  # no sample in the export: an unset data variable means the hub (or is an error)
+            rewritten = set_constant(rewritten, "UNSET_DATA_DIR", spec.unset_data, str(module.path))
         if module.name == hooks and reexports:
             rewritten += "\n\n# Shared aggregations the task YAML names as `!function utils.<name>`.\n"
             for target in sorted(set(reexports.values())):
@@ -579,7 +599,7 @@ def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | N
 
 
 def render_readme(spec: Benchmark, yamls: dict[str, str], dependencies: list[tuple[str, str]], modules: list[str]) -> str:
-    """The exported README: the template ``_upstream/README.md`` filled in for ``spec``."""
+    """The exported README: the template ``_upstream/README.template.md`` filled in for ``spec``."""
     tasks = []
     for name, text in sorted(yamls.items()):
         config = read_yaml_text(text)
@@ -588,7 +608,7 @@ def render_readme(spec: Benchmark, yamls: dict[str, str], dependencies: list[tup
             kind = "group" if isinstance(config.get("task"), list) else "task"
             label = config.get("group") or config.get("task")
             tasks.append(f"| `{label}` | {kind} | {description} |")
-    template = (TEMPLATES / "README.md").read_text(encoding="utf-8")
+    template = (TEMPLATES / "README.template.md").read_text(encoding="utf-8")
     try:
         plugin_version = version("lmms-eval-audio-plugin")
     except PackageNotFoundError:
@@ -605,10 +625,18 @@ def render_readme(spec: Benchmark, yamls: dict[str, str], dependencies: list[tup
         "dependencies": dependency_lines(dependencies),
         "modules": ", ".join(f"`{m}`" for m in modules),
         "judge": JUDGE_SECTION if spec.judged else "This benchmark is not judged: every score is computed locally.\n",
+        "unset": UNSET_TEXT[spec.unset_data].format(data_env=spec.data_env),
         "plugin_version": plugin_version,
     }
     return template.format(**fields)
 
+
+UNSET_TEXT = {
+    "hub": "With `{data_env}` unset, `process_docs` fetches the release itself on first use (MCGA: the test archive, extracted once "
+    "into `$LMMS_EVAL_AUDIO_PLUGIN_CACHE/mcga_release`; PARSA-Bench: a snapshot in the Hugging Face cache, `PARSA_HUB_REVISION` "
+    "pins a commit): the loaders read and check the release in its own layout, rows and audio together.",
+    "required": "`{data_env}` is required until the release: there is no default data.",
+}
 
 JUDGE_SECTION = """The judged metrics call an OpenAI-compatible chat-completions server, configured by `AUDIO_JUDGE_*` environment
 variables (`AUDIO_JUDGE_BASE_URL`, `AUDIO_JUDGE_MODEL`, `AUDIO_JUDGE_API_KEY_VAR` naming the variable that holds the

@@ -63,10 +63,42 @@ class MCGAHubAccessError(MCGADataError):
     """The hub archive could not be fetched (offline, no access, wrong revision); the message is one line."""
 
 
+#: ``MCGA_DATA_DIR=hub``: the test release from the hub, downloaded once (:func:`hub_release_dir`).
+HUB_DATA_DIR = "hub"
+#: What an unset ``$MCGA_DATA_DIR`` reads: ``"sample"`` (the shipped sample: this plugin) or ``"hub"``. The task folder
+#: ``lmms-eval-audio-export`` writes ships no sample and sets ``"hub"`` (:mod:`lmms_eval_tasks.upstream_export`).
+UNSET_DATA_DIR = "sample"
+
+
 def data_dir_from_env() -> Path:
-    """The data folder in use: ``$MCGA_DATA_DIR`` if set, else the shipped sample."""
+    """The data folder in use: ``$MCGA_DATA_DIR`` if set (``hub``: :func:`hub_release_dir`), else what
+    :data:`UNSET_DATA_DIR` names (the shipped sample here).
+
+    Raises:
+        MCGAHubAccessError: the hub release is asked for, not extracted yet, and cannot be fetched.
+    """
     value = os.environ.get(DATA_DIR_ENV, "").strip()
-    return Path(value).expanduser() if value else SAMPLE_DATA_DIR
+    if not value:
+        if UNSET_DATA_DIR != HUB_DATA_DIR:
+            return SAMPLE_DATA_DIR
+        value = HUB_DATA_DIR
+    return hub_release_dir() if value == HUB_DATA_DIR else Path(value).expanduser()
+
+
+def hub_release_dir() -> Path:
+    """``data/`` of the test release (:data:`HUB_TEST_ARCHIVE` of :data:`HUB_REPO_ID`), downloaded and extracted once
+    into ``cache_dir("mcga_release")`` by :func:`download_test_release`; later calls read that copy (complete once its
+    ``SOURCE.json`` is written, which happens last).
+
+    Raises:
+        MCGAHubAccessError: no complete copy yet and the archive cannot be fetched (offline, no access).
+    """
+    from audio_bench_core import cache_dir
+
+    destination = cache_dir("mcga_release")
+    if (destination / "SOURCE.json").is_file():
+        return destination / "data"
+    return download_test_release(destination)
 
 
 def task_file(data_dir: Path, task: str, split: str = "test") -> Path:

@@ -91,10 +91,23 @@ def column_map(overrides: str | Path | dict | None = None) -> dict:
     return mapping
 
 
+#: What an unset ``$MMAC_DATA_DIR`` reads: ``"sample"`` (the shipped sample: this plugin) or ``"required"`` (no default:
+#: the task folder ``lmms-eval-audio-export`` writes, which ships no sample while MMAC's data is not released).
+UNSET_DATA_DIR = "sample"
+
+
 def data_dir_from_env() -> Path:
-    """The data folder in use: ``$MMAC_DATA_DIR`` if set, else the shipped sample."""
+    """The data folder in use: ``$MMAC_DATA_DIR`` if set, else the shipped sample (:data:`UNSET_DATA_DIR`).
+
+    Raises:
+        MMACDataError: the variable is not set and there is no default (``UNSET_DATA_DIR = "required"``).
+    """
     value = os.environ.get(DATA_DIR_ENV, "").strip()
-    return Path(value).expanduser() if value else SAMPLE_DATA_DIR
+    if value:
+        return Path(value).expanduser()
+    if UNSET_DATA_DIR == "sample":
+        return SAMPLE_DATA_DIR
+    raise MMACDataError(f"{DATA_DIR_ENV} is not set: MMAC's data is not released, so there is no default; set it to a folder in the schema of the task README (mmac.jsonl and the audio)")
 
 
 def _missing(value) -> bool:

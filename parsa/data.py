@@ -223,14 +223,26 @@ def _commit_of(folder: Path, revision: str) -> str:
         return revision
 
 
+#: What an unset ``$PARSA_DATA_DIR`` reads: ``"sample"`` (the shipped sample: this plugin) or ``"hub"`` (as
+#: ``PARSA_DATA_DIR=hub``). The task folder ``lmms-eval-audio-export`` writes ships no sample and sets ``"hub"``.
+UNSET_DATA_DIR = "sample"
+
+
+def _requested(data_dir: str | Path | None) -> str:
+    """``data_dir``, else ``$PARSA_DATA_DIR``, else ``"hub"`` when :data:`UNSET_DATA_DIR` says so, else ``""`` (the sample)."""
+    value = str(data_dir) if data_dir is not None else os.environ.get(DATA_DIR_ENV, "").strip()
+    return value or (HUB_ROOT_VALUE if UNSET_DATA_DIR == HUB_ROOT_VALUE else "")
+
+
 def data_root(data_dir: str | Path | None = None) -> Path:
-    """The folder read: ``data_dir``, else ``$PARSA_DATA_DIR`` (``hub``: the downloaded snapshot), else the sample.
+    """The folder read: ``data_dir``, else ``$PARSA_DATA_DIR`` (``hub``: the downloaded snapshot), else the sample
+    (:data:`UNSET_DATA_DIR`).
 
     Raises:
         PARSAHubAccessError: see :func:`download_hub_snapshot`.
         PARSADataError: the folder does not exist.
     """
-    value = str(data_dir) if data_dir is not None else os.environ.get(DATA_DIR_ENV, "").strip()
+    value = _requested(data_dir)
     if not value:
         return SAMPLE_DATA_DIR
     if value == HUB_ROOT_VALUE:
@@ -297,8 +309,7 @@ def data_source(data_dir: str | Path | None = None) -> str:
     root = data_root(data_dir)
     if root == SAMPLE_DATA_DIR:
         return "sample:parsa/sample_data (synthetic espeak-ng audio; not for measuring models)"
-    value = str(data_dir) if data_dir is not None else os.environ.get(DATA_DIR_ENV, "").strip()
-    if value == HUB_ROOT_VALUE:
+    if _requested(data_dir) == HUB_ROOT_VALUE:
         return f"hub:{HUB_REPO_ID}@{_commit_of(root, _hub_revision())} (requested {_hub_revision()})"
     source = root / SOURCE_FILE
     if source.is_file():

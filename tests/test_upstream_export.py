@@ -169,3 +169,12 @@ def test_make_table_patch_prints_numbers_and_names_the_rest(tmp_path):
     rows = [line for line in table.splitlines() if line.startswith("|mcga_asr")]
     assert len(rows) == 1 and "|cer   |" in rows[0] and "12.5" in rows[0]
     assert table.splitlines()[-1] == "Not shown above (not numbers; in the results JSON): by_genre (mcga_asr); ci95 (mcga_asr); llm_b (mcga_asr); signature (mcga_asr)"
+
+
+def test_the_exported_data_module_reads_the_hub_when_no_folder_is_named():
+    source = (ex.ROOT / "mcga/data.py").read_text(encoding="utf-8")
+    assert '\nUNSET_DATA_DIR = "sample"\n' in source
+    exported = ex.set_constant(source, "UNSET_DATA_DIR", "hub", "mcga/data.py")
+    assert '\nUNSET_DATA_DIR = "hub"\n' in exported and exported.replace('UNSET_DATA_DIR = "hub"', 'UNSET_DATA_DIR = "sample"') == source
+    with pytest.raises(ex.ExportError, match="no module-level `NO_SUCH"):
+        ex.set_constant(source, "NO_SUCH", "hub", "mcga/data.py")

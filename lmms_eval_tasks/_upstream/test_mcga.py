@@ -82,3 +82,14 @@ def test_empty_answers_are_counted_and_a_mostly_empty_run_fails(release_folder):
 def test_signature_names_the_normaliser_and_library_versions(release_folder):
     signature = mcga_utils.mcga_agg_signature(["asr"])
     assert "opencc-" in signature and "whisper-basic" in signature
+
+
+def test_without_a_local_folder_the_release_comes_from_the_hub(tmp_path, monkeypatch):
+    from lmms_eval.tasks.mcga.data import MCGAHubAccessError
+
+    monkeypatch.delenv("MCGA_DATA_DIR", raising=False)
+    monkeypatch.setenv("LMMS_EVAL_AUDIO_PLUGIN_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)  # no network here: the download is refused
+    with pytest.raises(MCGAHubAccessError, match=r"could not download MCGA_test\.tar\.gz from the hub dataset yxdu/MCGA"):
+        _asr_docs()

@@ -96,3 +96,9 @@ def test_without_a_judge_the_judged_metrics_say_not_computed(release_folder, mon
 def test_an_empty_caption_is_counted(release_folder):
     records = _items(["", RIGHT], "empty_responses")
     assert mmac_utils.agg_empty_responses(records) == 1
+
+
+def test_the_data_folder_must_be_named_until_mmac_is_released(monkeypatch):
+    monkeypatch.delenv("MMAC_DATA_DIR", raising=False)
+    with pytest.raises(ValueError, match="MMAC_DATA_DIR is not set"):
+        list(mmac_utils.mmac_content_docs(None))

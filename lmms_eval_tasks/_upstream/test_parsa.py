@@ -78,3 +78,13 @@ def test_asr_wer_after_persian_normalisation(release_folder):
 def test_prompt_asks_for_json(release_folder):
     doc = list(parsa_utils.parsa_intent_docs(None))[0]
     assert '"intent"' in parsa_utils.parsa_doc_to_text(doc)
+
+
+def test_without_a_local_folder_the_gated_hub_dataset_is_read(tmp_path, monkeypatch):
+    from lmms_eval.tasks.parsa.data import PARSAHubAccessError
+
+    monkeypatch.delenv("PARSA_DATA_DIR", raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)  # no network here: the download is refused
+    with pytest.raises(PARSAHubAccessError, match="MohammadJRanjbar/PARSA-Bench"):
+        list(parsa_utils.parsa_intent_docs(None))
