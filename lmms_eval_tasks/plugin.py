@@ -526,6 +526,7 @@ def progress_bars_as_lines_in_logs() -> None:
         return print_status
 
     status_printer._lmms_eval_audio_plugin = True
+    status_printer._original = original  # tqdm's own, for tests that start from it
     tqdm.std.tqdm.status_printer = staticmethod(status_printer)
 
 
