@@ -558,6 +558,7 @@ def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | N
     for module in modules.values():
         source = module.path.read_text(encoding="utf-8")
         rewritten = rewrite_imports(source, module, modules, absolute=module.name == hooks)
+        rewritten = re.sub(rf"\b{SHARED_PACKAGES[0]}\b", SHARED_FOLDER, rewritten)  # prose naming the shared modules
         if module.name == f"{benchmark}.data":  # no sample in the export: an unset data variable means the hub (or is an error)
             rewritten = set_constant(rewritten, "UNSET_DATA_DIR", spec.unset_data, str(module.path))
         if module.name == hooks and reexports:
