@@ -2,7 +2,7 @@
 same answers in one process, and the new reading's time per character from short to very long answers.
 
 "Before" is the code at commit :data:`BEFORE` (the branch point of issue 17), loaded from git into private modules
-(``parsa.parsing``, ``parsa.scoring``, ``lmms_eval_tasks.responses``, ``mcga.metrics`` of that commit; the modules
+(``parsa.parsing``, ``parsa.scoring``, ``audio_bench_core.responses``, ``mcga.metrics`` of that commit; the modules
 they import that issue 17 did not change are shared). Without git or that commit the comparison is skipped, loudly.
 
 Answers (deterministic, ``random.Random(SEED)``), written as audio LLMs write them: mostly a plain JSON answer or a
@@ -41,7 +41,7 @@ GOAL, LINEAR_GOAL = 1.2, 2.0
 SEED = 17
 #: The commit before issue 17 (its branch point): the reading it replaced.
 BEFORE = "fdf0d0b"
-CHANGED_MODULES = ("parsa/parsing.py", "parsa/scoring.py", "lmms_eval_tasks/responses.py", "mcga/metrics.py")
+CHANGED_MODULES = ("parsa/parsing.py", "parsa/scoring.py", "audio_bench_core/responses.py", "mcga/metrics.py")
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args(argv)
     header(f"Answer reading, {args.items} documents per task")
-    from lmms_eval_tasks import responses
+    from audio_bench_core import responses
     from mcga import metrics as mcga_metrics
     from parsa import metrics as parsa_metrics
     from parsa import scoring
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         results = alternate({"PARSA now": parsa_new, "MCGA SU now": su_new}, args.repeats, setup=cold)
         report(results)
     else:
-        old_responses, old_scoring, old_metrics = before["lmms_eval_tasks.responses"], before["parsa.scoring"], before["mcga.metrics"]
+        old_responses, old_scoring, old_metrics = before["audio_bench_core.responses"], before["parsa.scoring"], before["mcga.metrics"]
 
         def parsa_before():
             for task, items in parsa.items():

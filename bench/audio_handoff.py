@@ -7,7 +7,7 @@ Cases, each over every clip (page cache warm for all; the ``path`` form's cut co
 
 - ``floor``: ``soundfile.read`` of the frames kept, channel mean where stereo, ``soxr.resample`` (``soxr_hq``)
   where not 16 kHz: the least work that yields the array a model needs;
-- ``array``, ``path``, ``data_uri``: :func:`lmms_eval_tasks.audio.audio_for_model` in that form;
+- ``array``, ``path``, ``data_uri``: :func:`audio_bench_core.audio.audio_for_model` in that form;
 - ``former``: the hand-off before issue 13 (whole 2-D decode, channel mean, cut, ``librosa.resample``), shown only.
 
 Figures: each form's median time / the floor's (goal <= 1.10). Memory: ``mcga.data.load_task_rows`` (which checks
@@ -87,7 +87,7 @@ def status_kib(field):  # VmHWM (peak) and VmRSS of this process image (getrusag
     return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith(field + ":"))
 from mcga import data
 import soundfile, numpy
-from lmms_eval_tasks import audio
+from audio_bench_core import audio
 base = status_kib("VmRSS")
 rows = data.load_task_rows("asr", "test", sys.argv[1])
 print(json.dumps({"rows": len(rows), "peak_above_imports_mb": (status_kib("VmHWM") - base) / 1024}))
@@ -123,9 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["LMMS_EVAL_AUDIO_PLUGIN_CACHE"] = str(folder / "cache")
     import logging
 
-    from lmms_eval_tasks import audio
+    from audio_bench_core import audio
 
-    logging.getLogger("lmms_eval_tasks.audio").setLevel(logging.ERROR)  # the cut warning, once per long clip and call
+    logging.getLogger("audio_bench_core.audio").setLevel(logging.ERROR)  # the cut warning, once per long clip and call
     paths = make_clips(folder / "data" / "clips", args.clips)
     for path in paths:  # correctness first; and the path form's cut copies exist before timing
         ours, floor = audio.audio_for_model(path, "array")["array"], floor_array(path)

@@ -2,7 +2,7 @@
 over the same clips in a plain loop.
 
 - ``floor``: a fresh interpreter loads the shipped Whisper-base (faster-whisper, CPU) and transcribes each distinct
-  clip of the six MCGA sample tasks once, decoded by the same :func:`lmms_eval_tasks.audio.load_audio_array`, with the
+  clip of the six MCGA sample tasks once, decoded by the same :func:`audio_bench_core.audio.load_audio_array`, with the
   same settings (language zh, beam 5, temperature 0, no conditioning, ``max_new_tokens`` 224);
 - ``demo``: the ``make demo`` MCGA command in a fresh process (lmms-eval start-up, task loading, our hooks, the
   model wrapper with its transcript cache, scoring, writing).
@@ -32,7 +32,7 @@ from bench._timing import figure, header
 _FLOOR = """
 import sys
 from faster_whisper import WhisperModel
-from lmms_eval_tasks.audio import load_audio_array
+from audio_bench_core.audio import load_audio_array
 from lmms_eval_tasks.models.faster_whisper import shipped_whisper_base_dir
 from mcga import data
 clips = sorted({row["audio_path"] for task in ("asr", "s2tt", "sec", "sqa", "su", "sr") for row in data.load_task_rows(task, "test")})

@@ -50,7 +50,7 @@ run() {  # run NAME MODEL MODEL_ARGS [EXTRA...]
   "$PYTHON" - "$out" "$name" "$wall" <<'PY' || status=1
 import json, sys
 from pathlib import Path
-from lmms_eval_tasks.responses import generation_failure
+from audio_bench_core.responses import generation_failure
 
 out, name, wall = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3])
 results_files = sorted(out.rglob("*_results.json"))

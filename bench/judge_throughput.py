@@ -1,4 +1,4 @@
-"""The judge (:class:`lmms_eval_tasks.judge.Judge`) against a local chat-completions server with fixed latency.
+"""The judge (:class:`audio_bench_core.judge.Judge`) against a local chat-completions server with fixed latency.
 
 The server is ``tests/chat_server.py`` (a real HTTP server, one thread per request, so unlimited parallelism)
 started in a separate process on 127.0.0.1, replying after a fixed delay. Figures:
@@ -39,13 +39,13 @@ CACHED_GOAL_S = 1.0
 KEY_VAR = "BENCH_JUDGE_KEY"
 
 def _requests(n: int, tag: str):
-    from lmms_eval_tasks.judge import JudgeRequest
+    from audio_bench_core.judge import JudgeRequest
 
     return [JudgeRequest.of([{"role": "user", "content": f"{tag} item {i}: score 1-5"}], 10) for i in range(n)]
 
 
 def _judge(url: str, concurrency: int, cache: Path, **overrides):
-    from lmms_eval_tasks.judge import Judge, JudgeConfig
+    from audio_bench_core.judge import Judge, JudgeConfig
 
     config = JudgeConfig(base_url=url, model="bench", api_key_var=KEY_VAR, concurrency=concurrency, cache_path=cache, **overrides)
     return Judge(config)

@@ -34,7 +34,7 @@ times exactly the calls lmms-eval makes):
   ``data_files``, then our ``process_docs`` hooks, which read and check every row and decode every clip: shown
   apart as "our load-time checks"), the replay model reading its predictions);
 - (b) our scoring: the wall time during which at least one thread is inside one of our ``process_results`` or
-  aggregation hooks (``lmms_eval_tasks.{mcga,parsa}.hooks``, ``lmms_eval_tasks.responses``; lmms-eval calls
+  aggregation hooks (``lmms_eval_tasks.{mcga,parsa}.hooks``, ``audio_bench_core.responses``; lmms-eval calls
   ``process_results`` from 4 threads by default, so per-call times would overlap), and the CPU time spent in them;
 - (c) writing: ``EvaluationTracker.save_results_aggregated`` and ``save_results_samples``;
 - (d) the rest: lmms-eval's own loop (building the requests, with our prompt hooks shown apart; replay answering
@@ -73,7 +73,7 @@ MCGA_TEXT_TASKS = ("sqa", "su", "sr")
 #: PARSA tasks scored by rule (the translation tasks' headline COMET needs a model: left out).
 PARSA_RULE_TASKS = ("asr", "intent", "ner", "register", "code_switch", "mcqa", "rc_wiki", "rc_tiny", "age", "gender", "emotion", "vazn", "sabk", "music")
 RATE = 16000
-OUR_HOOK_MODULES = ("lmms_eval_tasks.mcga.hooks", "lmms_eval_tasks.parsa.hooks", "lmms_eval_tasks.responses")
+OUR_HOOK_MODULES = ("lmms_eval_tasks.mcga.hooks", "lmms_eval_tasks.parsa.hooks", "audio_bench_core.responses")
 
 
 # ------------------------------------------------------------------------------------------- data
@@ -232,7 +232,7 @@ def _install_timers(stats: dict) -> dict[str, _Clock]:
     from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
     from lmms_eval.tasks import TaskManager
 
-    from lmms_eval_tasks import responses
+    from lmms_eval_tasks import results_writer
     from lmms_eval_tasks.models.replay import Replay
 
     clocks = {name: _Clock() for name in ("load_checks", "process_results", "aggregations", "task_index", "datasets", "replay_init", "replay_answers", "writing", "lmms_eval_writer", "clip_decodes", "prompts")}
@@ -249,7 +249,7 @@ def _install_timers(stats: dict) -> dict[str, _Clock]:
                 setattr(module, name, clocks["aggregations"].wrap(value))
             elif "_doc_to_" in name:
                 setattr(module, name, clocks["prompts"].wrap(value))
-    from lmms_eval_tasks import audio
+    from audio_bench_core import audio
 
     audio.audio_file_check = clocks["clip_decodes"].wrap(audio.audio_file_check)  # the load-time decode of one clip
     TaskManager.__init__ = clocks["task_index"].wrap(TaskManager.__init__)
@@ -258,8 +258,8 @@ def _install_timers(stats: dict) -> dict[str, _Clock]:
     Replay.generate_until = clocks["replay_answers"].wrap(Replay.generate_until)
     for name in ("save_results_aggregated", "save_results_samples"):
         writer = getattr(EvaluationTracker, name)
-        if getattr(writer, "_valid_utf8", False):  # the plugin's UTF-8 pass (lmms_eval_tasks.responses) around lmms-eval's writer
-            writer = responses._valid_utf8_writer(clocks["lmms_eval_writer"].wrap(writer.__wrapped__), name, responses._NOT_WRITTEN.get(name, ()))
+        if getattr(writer, "_valid_utf8", False):  # the plugin's UTF-8 pass (audio_bench_core.responses) around lmms-eval's writer
+            writer = results_writer._valid_utf8_writer(clocks["lmms_eval_writer"].wrap(writer.__wrapped__), name, results_writer._NOT_WRITTEN.get(name, ()))
         setattr(EvaluationTracker, name, clocks["writing"].wrap(writer))
     real_evaluate = evaluator.evaluate
 
@@ -388,7 +388,7 @@ def run(scale: float, clip_seconds: float, work: Path, profile: str | None) -> i
           f"({clocks['aggregations']['calls']} calls, CPU {clocks['aggregations']['cpu']:.2f} s)")  # fmt: skip
     own_writer = clocks["lmms_eval_writer"]["wall"]
     print(f"   (c) writing results/samples {writing:7.2f} s  {100 * writing / wall:5.1f} %  = lmms-eval's writers {own_writer:.2f} s "
-          f"+ our UTF-8 pass over what they write (lmms_eval_tasks.responses) {writing - own_writer:.2f} s")  # fmt: skip
+          f"+ our UTF-8 pass over what they write (audio_bench_core.responses) {writing - own_writer:.2f} s")  # fmt: skip
     print(f"   (d) the rest                {rest:7.2f} s  {100 * rest / wall:5.1f} %  (lmms-eval's loop: requests, replay answering "
           f"{clocks['replay_answers']['wall']:.2f} s, our prompt and target hooks {clocks['prompts']['wall']:.2f} s ({clocks['prompts']['calls']} calls), "
           "per-document bookkeeping, printed tables, exit)")  # fmt: skip

@@ -2,7 +2,7 @@
 
 One document per path, scored as a run scores it: the task's ``process_results`` (response checks, answer reading,
 per-item metrics), then the task's rule-scored aggregations over that one record (the judge is not configured: judged
-metrics return "not computed" at once), then :func:`lmms_eval_tasks.responses.bounded_for_samples` of what the
+metrics return "not computed" at once), then :func:`lmms_eval_tasks.results_writer.bounded_for_samples` of what the
 samples file would get. Paths: MCGA asr (official and strict CER), sqa, su (official and strict readers); PARSA asr
 (WER, CER, WERfix, loop check), s2tt_fa_en (chrF++, BLEU), emotion (macro-F1), mcqa, ner; MMAC content.
 
@@ -93,13 +93,13 @@ def answer(shape: str, word: str, wrapper: str, chars: int) -> str:
 
 def score_once(process_results, doc: dict, aggregations: dict, response: str) -> str | None:
     """Score one document; return the scoring error the guard caught (a path that raised is not timed honestly)."""
-    from lmms_eval_tasks import responses
+    from lmms_eval_tasks import results_writer
 
     result = process_results(doc, [response])
     for name, aggregate in aggregations.items():
         if name in result:
             aggregate([result[name]])
-    responses.bounded_for_samples({"resps": [response], **result})
+    results_writer.bounded_for_samples({"resps": [response], **result})
     return result["scoring_errors"].get("scoring_error")
 
 

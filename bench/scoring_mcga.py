@@ -51,7 +51,7 @@ def _docs_and_items():
 
 
 def _ours(docs, with_process_results: bool):
-    from lmms_eval_tasks import responses
+    from audio_bench_core import responses
     from lmms_eval_tasks.mcga import hooks
 
     names = ("cer_official", "cer_strict", "cer_official_by_genre", "cer_official_by_dynasty", "n_by_genre", "n_by_dynasty")

@@ -351,7 +351,7 @@ PROFILE_LINES = (
     ("event loop waiting for sockets (idle)", "selectors.py", "select"),
     ("async_openai.maybe_forward_with_tool (per request, CPU)", "chat/async_openai.py", "maybe_forward_with_tool"),
     ("  ours: mcga_doc_to_messages", "mcga/hooks.py", "mcga_doc_to_messages"),
-    ("    ours: audio_data_uri", "lmms_eval_tasks/audio.py", "audio_data_uri"),
+    ("    ours: audio_data_uri", "audio_bench_core/audio.py", "audio_data_uri"),
     ("      base64.b64encode", "base64.py", "b64encode"),
     ("  lmms-eval ChatMessages.to_openai_messages", "lmms_eval/protocol.py", "to_openai_messages"),
     ("  openai AsyncCompletions.create", "completions/completions.py", "create"),

@@ -243,7 +243,7 @@ def interrupted_line(args, error: BaseException | None = None) -> str:
              else "the run")  # fmt: skip
     kept = []
     try:
-        from lmms_eval_tasks.judge import JudgeConfig
+        from audio_bench_core.judge import JudgeConfig
 
         cache = JudgeConfig.from_env().cache_path
         if cache.is_file():
@@ -544,7 +544,7 @@ def register():
 
         logger.error(f"{error}" if isinstance(error, PluginCompatibilityError) else f"lmms-eval-audio-plugin could not add its task folder ({error!r}); pass --include_path {TASKS_DIR}")
     from lmms_eval_tasks.printed_table import install_printed_table_filter
-    from lmms_eval_tasks.responses import write_results_as_valid_utf8
+    from lmms_eval_tasks.results_writer import write_results_as_valid_utf8
 
     both = {**REPLACED_MODELS, **UPSTREAM_MODELS}
     manifests = [ModelManifest(model_id=name, simple_class_path=path) for name, path in MODEL_CLASSES.items()] + [

@@ -18,7 +18,7 @@ speaker, ``time``, ``prompt``, ``check_score``, ...) are kept and play no part i
 Every row is checked before anything runs: required fields present and non-empty, ``audio`` unique in
 the file, the gold usable by the official scorer (:func:`gold_problem`), the audio path relative and
 inside the data folder (absolute paths and ``..`` escapes are rejected), and the audio file decodable
-and not empty or truncated (:func:`lmms_eval_tasks.audio.audio_file_problem`). Errors name the file, the
+and not empty or truncated (:func:`audio_bench_core.audio.audio_file_problem`). Errors name the file, the
 line, the row id and audio, and the field.
 """
 
@@ -63,10 +63,42 @@ class MCGAHubAccessError(MCGADataError):
     """The hub archive could not be fetched (offline, no access, wrong revision); the message is one line."""
 
 
+#: ``MCGA_DATA_DIR=hub``: the test release from the hub, downloaded once (:func:`hub_release_dir`).
+HUB_DATA_DIR = "hub"
+#: What an unset ``$MCGA_DATA_DIR`` reads: ``"sample"`` (the shipped sample: this plugin) or ``"hub"``. The task folder
+#: ``lmms-eval-audio-export`` writes ships no sample and sets ``"hub"`` (:mod:`lmms_eval_tasks.upstream_export`).
+UNSET_DATA_DIR = "sample"
+
+
 def data_dir_from_env() -> Path:
-    """The data folder in use: ``$MCGA_DATA_DIR`` if set, else the shipped sample."""
+    """The data folder in use: ``$MCGA_DATA_DIR`` if set (``hub``: :func:`hub_release_dir`), else what
+    :data:`UNSET_DATA_DIR` names (the shipped sample here).
+
+    Raises:
+        MCGAHubAccessError: the hub release is asked for, not extracted yet, and cannot be fetched.
+    """
     value = os.environ.get(DATA_DIR_ENV, "").strip()
-    return Path(value).expanduser() if value else SAMPLE_DATA_DIR
+    if not value:
+        if UNSET_DATA_DIR != HUB_DATA_DIR:
+            return SAMPLE_DATA_DIR
+        value = HUB_DATA_DIR
+    return hub_release_dir() if value == HUB_DATA_DIR else Path(value).expanduser()
+
+
+def hub_release_dir() -> Path:
+    """``data/`` of the test release (:data:`HUB_TEST_ARCHIVE` of :data:`HUB_REPO_ID`), downloaded and extracted once
+    into ``cache_dir("mcga_release")`` by :func:`download_test_release`; later calls read that copy (complete once its
+    ``SOURCE.json`` is written, which happens last).
+
+    Raises:
+        MCGAHubAccessError: no complete copy yet and the archive cannot be fetched (offline, no access).
+    """
+    from audio_bench_core import cache_dir
+
+    destination = cache_dir("mcga_release")
+    if (destination / "SOURCE.json").is_file():
+        return destination / "data"
+    return download_test_release(destination)
 
 
 def task_file(data_dir: Path, task: str, split: str = "test") -> Path:
@@ -116,7 +148,7 @@ def field_problem(row: dict) -> tuple[str, str] | None:
     ``Infinity``, which Python's JSON reader accepts); ``id`` a string or an integer. Every string in the row, nested
     ones included, must have been valid UTF-8 in the file (:func:`read_jsonl` keeps bad bytes as U+DC80-U+DCFF).
     """
-    from lmms_eval_tasks.audio import first_not_utf8  # the loaders' shared cell checks; importing it does not import lmms-eval
+    from audio_bench_core.audio import first_not_utf8  # the loaders' shared cell checks; importing it does not import lmms-eval
 
     for field, value in row.items():
         if field == "id":
@@ -147,15 +179,15 @@ def resolve_audio_path(data_dir: Path, relative: str, where: str, warnings: list
         relative: the row's ``audio`` field.
         where: ``"file:line (id ...)"`` used in error messages.
         warnings: where to add ``(where, warning)`` for a usable but all-silent or clipped clip
-            (:func:`lmms_eval_tasks.audio.audio_file_check`); ``None``: not collected.
+            (:func:`audio_bench_core.audio.audio_file_check`); ``None``: not collected.
 
     Raises:
         MCGADataError: a path that is not a string or holds a control character (NUL ...), absolute path, escape from ``data_dir`` (``..`` or a symlink), missing file, or a file
             that is not usable audio (undecodable, empty, truncated or shorter than
-            :data:`lmms_eval_tasks.audio.MIN_AUDIO_SECONDS`, or holding NaN/±inf samples; see
-            :func:`lmms_eval_tasks.audio.audio_file_check`).
+            :data:`audio_bench_core.audio.MIN_AUDIO_SECONDS`, or holding NaN/±inf samples; see
+            :func:`audio_bench_core.audio.audio_file_check`).
     """
-    from lmms_eval_tasks.audio import audio_file_check_once, path_text_problem  # decoded once per run: the tasks share the clips
+    from audio_bench_core.audio import audio_file_check_once, path_text_problem  # decoded once per run: the tasks share the clips
 
     problem = path_text_problem(relative)
     if problem is not None:
@@ -208,7 +240,7 @@ def load_task_rows(task: str, split: str = "test", data_dir: str | Path | None =
         split: ``test`` (released), ``val`` or ``train``.
         data_dir: folder holding ``MCGA_{task}_{split}.jsonl``; default :func:`data_dir_from_env`.
         warnings: where to add ``(where, warning)`` for each all-silent or clipped clip (scored as it is); ``None``:
-            they are logged, counted in one line (:func:`lmms_eval_tasks.audio.summarise_audio_warnings`).
+            they are logged, counted in one line (:func:`audio_bench_core.audio.summarise_audio_warnings`).
 
     Returns:
         The rows in file order, each a copy with ``id`` as a string and two added fields: ``audio_path``
@@ -250,7 +282,7 @@ def load_task_rows(task: str, split: str = "test", data_dir: str | Path | None =
     if warnings is not None:
         warnings.extend(found)
     else:
-        from lmms_eval_tasks.audio import audio_warnings_line
+        from audio_bench_core.audio import audio_warnings_line
 
         line = audio_warnings_line(found, f"MCGA {task} ({path})")
         if line:
@@ -353,9 +385,9 @@ def _task_files(folder: Path, split: str) -> list[Path]:
 
 def suggest_data_dir(folder: str | Path, split: str = "test") -> Path | None:
     """The folder near ``folder`` holding the most MCGA task files (``MCGA_<task>_<split>.jsonl``), for "did you
-    mean" hints (the search of :func:`parsa.data.nearest_data_folder`, shared by the three benchmarks); ``None``
+    mean" hints (the search of :func:`audio_bench_core.data_folders.nearest_data_folder`, shared by the three benchmarks); ``None``
     if none is found."""
-    from parsa.data import nearest_data_folder
+    from audio_bench_core.data_folders import nearest_data_folder
 
     return nearest_data_folder(folder, lambda candidate: len(_task_files(candidate, split)))
 

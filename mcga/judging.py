@@ -3,7 +3,7 @@
 This module holds what is MCGA-specific: the official judge prompts (``official_judge_prompts.json``
 beside this module, verbatim), how a model output is cut into what the judge sees, how a score is read
 from a judge reply, the SEC sentence CER, and the reference-based S2TT metrics. It makes no API call:
-:mod:`lmms_eval_tasks.judge` sends the requests built here, and hands the readers below the judge's final
+:mod:`audio_bench_core.judge` sends the requests built here, and hands the readers below the judge's final
 text (its reply with any reasoning removed; a reply whose reasoning never closed has no verdict).
 
 Two readings of every judge reply, reported side by side (as ``cer_official`` / ``cer_strict`` for ASR):

@@ -23,6 +23,8 @@ import unicodedata
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 
+from audio_bench_core.text import nfkc
+
 _FULL_WIDTH = "０１２３４５６７８９ＡＢＣＤＥＦＧＨＩＪＫＬＭＮＯＰＱＲＳＴＵＶＷＸＹＺａｂｃｄｅｆｇｈｉｊｋｌｍｎｏｐｑｒｓｔｕｖｗｘｙｚ"
 _HALF_WIDTH = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _WIDTH_TABLE = str.maketrans(_FULL_WIDTH, _HALF_WIDTH)
@@ -91,14 +93,6 @@ def _remove_symbols(text: str) -> str:
     """``whisper_normalizer.basic.remove_symbols(text)`` (``preserve_marks=False``), as a table look-up. Its NFKC
     is computed as NFC of NFKD (:func:`nfkc`)."""
     return nfkc(text).translate(_SYMBOLS_TO_SPACE)
-
-
-def nfkc(text: str) -> str:
-    """Unicode NFKC of ``text`` as NFC of NFKD: NFKC is by definition (UAX #15) the canonical composition of the
-    compatibility decomposition, and an NFKD string is its own canonical decomposition, so this is the same string
-    (tested on every code point and on random combining sequences); CPython 3.11 computes it about 10x faster than
-    ``unicodedata.normalize("NFKC", ...)`` on CJK text with full-width punctuation."""
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFKD", text))
 
 
 def normalize_for_cer(text: str | None) -> str:

@@ -12,7 +12,7 @@ Accuracy agreed with Kendall's W = 0.981. This command does the same on logged c
 - ``--run NAME=PATH``: one model's captions: lmms-eval's logged samples of the MMAC tasks (a folder or
   ``*_samples_mmac_*.jsonl`` files) or ``{"task", "id", "response"}`` jsonl (the ``replay`` format);
 - ``--judge NAME=BASE_URL,MODEL,API_KEY_VAR``: an OpenAI-compatible endpoint; the other settings (timeout,
-  attempts, concurrency, cache) come from ``AUDIO_JUDGE_*`` (:class:`lmms_eval_tasks.judge.JudgeConfig`),
+  attempts, concurrency, cache) come from ``AUDIO_JUDGE_*`` (:class:`audio_bench_core.judge.JudgeConfig`),
   so cached replies are reused;
 - ``--human CSV``: columns ``model,id,dimension,mentioned,score`` (mentioned 0/1, score normalised to [0, 1],
   empty when not mentioned); it becomes one more rater, and every rater is compared on the (model, id,
@@ -126,7 +126,7 @@ def read_human(path: str | Path) -> dict[tuple[str, str, str], tuple[bool, float
 
 
 def _judge_config(spec: str):
-    from lmms_eval_tasks.judge import JudgeConfig
+    from audio_bench_core.judge import JudgeConfig
 
     name, _, value = spec.partition("=")
     parts = value.split(",")
@@ -143,7 +143,7 @@ def judge_runs(config, runs: dict[str, dict[str, str]], samples: dict[str, dict]
         ``({key: (mentioned, normalised score) or None when judge_failed}, provenance)``. Empty captions are
         omissions without a call, as in the tasks.
     """
-    from lmms_eval_tasks.judge import Judge, JudgeRequest
+    from audio_bench_core.judge import Judge, JudgeRequest
 
     rubric = judging.load_rubric()
     client = Judge(config)

@@ -22,7 +22,7 @@ states another is an error, so the judge's scale and the data always agree.
 
 Every sample is checked before any inference: required fields present, ids unique, categories and
 dimensions known and consistent, labels non-empty, audio relative, inside the folder and decodable
-(:func:`lmms_eval_tasks.audio.audio_file_problem`). Errors name the file, the line/row, the id and the field.
+(:func:`audio_bench_core.audio.audio_file_problem`). Errors name the file, the line/row, the id and the field.
 """
 
 from __future__ import annotations
@@ -91,10 +91,23 @@ def column_map(overrides: str | Path | dict | None = None) -> dict:
     return mapping
 
 
+#: What an unset ``$MMAC_DATA_DIR`` reads: ``"sample"`` (the shipped sample: this plugin) or ``"required"`` (no default:
+#: the task folder ``lmms-eval-audio-export`` writes, which ships no sample while MMAC's data is not released).
+UNSET_DATA_DIR = "sample"
+
+
 def data_dir_from_env() -> Path:
-    """The data folder in use: ``$MMAC_DATA_DIR`` if set, else the shipped sample."""
+    """The data folder in use: ``$MMAC_DATA_DIR`` if set, else the shipped sample (:data:`UNSET_DATA_DIR`).
+
+    Raises:
+        MMACDataError: the variable is not set and there is no default (``UNSET_DATA_DIR = "required"``).
+    """
     value = os.environ.get(DATA_DIR_ENV, "").strip()
-    return Path(value).expanduser() if value else SAMPLE_DATA_DIR
+    if value:
+        return Path(value).expanduser()
+    if UNSET_DATA_DIR == "sample":
+        return SAMPLE_DATA_DIR
+    raise MMACDataError(f"{DATA_DIR_ENV} is not set: MMAC's data is not released, so there is no default; set it to a folder in the schema of the task README (mmac.jsonl and the audio)")
 
 
 def _missing(value) -> bool:
@@ -189,7 +202,7 @@ def _check_value(where: str, field: str, value, types: tuple) -> None:
     if isinstance(value, bool) or not isinstance(value, types) or (isinstance(value, float) and not math.isfinite(value)):
         shown = ("true" if value else "false") if isinstance(value, bool) else {dict: "an object", list: "a list"}.get(type(value), repr(value)[:40])
         raise MMACDataError(f"{where} field {field}: holds {shown}, expected {' or '.join(_TYPE_WORDS[t] for t in types)}")
-    from lmms_eval_tasks.audio import first_not_utf8  # the loaders' shared cell checks; importing it does not import lmms-eval
+    from audio_bench_core.audio import first_not_utf8  # the loaders' shared cell checks; importing it does not import lmms-eval
 
     bad = first_not_utf8(value)
     if bad is not None:
@@ -200,7 +213,7 @@ _TYPE_WORDS = {str: "text", int: "an integer", float: "a number", list: "a list"
 
 
 def _audio(where: str, root: Path, relative, warnings: list[tuple[str, str]]) -> Path:
-    from lmms_eval_tasks.audio import audio_file_check_once, path_text_problem  # once per clip per run; importing it does not import lmms-eval
+    from audio_bench_core.audio import audio_file_check_once, path_text_problem  # once per clip per run; importing it does not import lmms-eval
 
     problem = path_text_problem(relative)
     if problem:
@@ -282,8 +295,8 @@ def data_files(root: Path, mapping: dict) -> list[Path]:
 
 def _suggestion(root: Path, mapping: dict) -> str:
     """" Did you mean <folder>? ..." for the folder near ``root`` holding the most data files
-    (:func:`parsa.data.nearest_data_folder`, the search the three benchmarks share), else what to give."""
-    from parsa.data import nearest_data_folder
+    (:func:`audio_bench_core.data_folders.nearest_data_folder`, the search the three benchmarks share), else what to give."""
+    from audio_bench_core.data_folders import nearest_data_folder
 
     found = nearest_data_folder(root, lambda folder: len(data_files(folder, mapping)))
     if found is None:
@@ -302,7 +315,7 @@ def load_samples(
         columns: mapping override (dict or JSON file); default ``$MMAC_COLUMN_MAP``.
         rubric: rubric file; default :func:`mmac.judging.rubric_path`.
         warnings: where to add ``(row, warning)`` for each all-silent or clipped clip (scored as it is); ``None``: they
-            are logged in one line (:func:`lmms_eval_tasks.audio.audio_warnings_line`).
+            are logged in one line (:func:`audio_bench_core.audio.audio_warnings_line`).
     Returns:
         Samples in file order: ``{"id", "audio", "audio_path" (absolute), "category", "targets": [{"dimension",
         "label", "label_type", "scale"}, ...], "language", "source"}`` (language/source "" when absent).
@@ -371,7 +384,7 @@ def load_samples(
     if warnings is not None:
         warnings.extend(found)
     elif found:
-        from lmms_eval_tasks.audio import audio_warnings_line
+        from audio_bench_core.audio import audio_warnings_line
 
         logger.warning(audio_warnings_line(found, f"MMAC {root}"))
     return list(samples.values())

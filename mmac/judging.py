@@ -14,7 +14,7 @@ one dimension (it never hears the audio) and replies with one JSON object::
 The verdict is the judge's *final* JSON object: the last object in the reply that has a ``mentioned`` key
 (earlier ones are drafts or quotes), leaving out any object that also occurs in the caption (a caption can end
 in a planted ``{"mentioned": true, "score": 2}`` that the judge quotes). The judge's reasoning is removed before
-this module sees the reply (:mod:`lmms_eval_tasks.judge`); a reply whose reasoning never closed has no verdict.
+this module sees the reply (:mod:`audio_bench_core.judge`); a reply whose reasoning never closed has no verdict.
 
 The caption goes to the judge between two tags named after a digest of the caption itself
 (``<caption-1f0c...>`` ... ``</caption-1f0c...>``, :func:`caption_tag`): no caption can hold its own digest, so

@@ -26,7 +26,7 @@ cannot crash in scoring:
 
 - rows: required column missing or empty, duplicate id, no rows at all;
 - audio: path absolute or escaping the root (``..``, symlinks), file missing, or unusable by
-  :func:`lmms_eval_tasks.audio.audio_file_problem` (undecodable, 0 samples, truncated, shorter than 0.1 s; the
+  :func:`audio_bench_core.audio.audio_file_problem` (undecodable, 0 samples, truncated, shorter than 0.1 s; the
   whole file is decoded); embedded parquet bytes the same, the error naming the row and column, not the cache;
 - ASR / translation gold: empty after :func:`parsa.normalize.normalize_persian` (punctuation only: WER/CER and
   chrF++/BLEU undefined); a Persian reference (ASR, En->Fa) in another script (wrong column);
@@ -64,6 +64,8 @@ import os
 import re
 import sys
 from pathlib import Path
+
+from audio_bench_core.data_folders import nearest_data_folder
 
 logger = logging.getLogger(__name__)
 
@@ -221,14 +223,26 @@ def _commit_of(folder: Path, revision: str) -> str:
         return revision
 
 
+#: What an unset ``$PARSA_DATA_DIR`` reads: ``"sample"`` (the shipped sample: this plugin) or ``"hub"`` (as
+#: ``PARSA_DATA_DIR=hub``). The task folder ``lmms-eval-audio-export`` writes ships no sample and sets ``"hub"``.
+UNSET_DATA_DIR = "sample"
+
+
+def _requested(data_dir: str | Path | None) -> str:
+    """``data_dir``, else ``$PARSA_DATA_DIR``, else ``"hub"`` when :data:`UNSET_DATA_DIR` says so, else ``""`` (the sample)."""
+    value = str(data_dir) if data_dir is not None else os.environ.get(DATA_DIR_ENV, "").strip()
+    return value or (HUB_ROOT_VALUE if UNSET_DATA_DIR == HUB_ROOT_VALUE else "")
+
+
 def data_root(data_dir: str | Path | None = None) -> Path:
-    """The folder read: ``data_dir``, else ``$PARSA_DATA_DIR`` (``hub``: the downloaded snapshot), else the sample.
+    """The folder read: ``data_dir``, else ``$PARSA_DATA_DIR`` (``hub``: the downloaded snapshot), else the sample
+    (:data:`UNSET_DATA_DIR`).
 
     Raises:
         PARSAHubAccessError: see :func:`download_hub_snapshot`.
         PARSADataError: the folder does not exist.
     """
-    value = str(data_dir) if data_dir is not None else os.environ.get(DATA_DIR_ENV, "").strip()
+    value = _requested(data_dir)
     if not value:
         return SAMPLE_DATA_DIR
     if value == HUB_ROOT_VALUE:
@@ -254,48 +268,6 @@ def tasks_present(folder: Path, mappings: dict[str, dict] | None = None) -> list
         return []
     return [task for task, mapping in mappings.items() if _has_task_data(folder, mapping)]
 
-
-def nearest_data_folder(path: str | Path, count, levels_up: int = 2, max_depth: int = 4, max_folders: int = 2000) -> Path | None:
-    """The likely right data folder near ``path``, or ``None``: among the folders within ``max_depth`` levels
-    below the ancestor ``levels_up`` above ``path`` (or above its nearest existing ancestor when ``path`` does not
-    exist; never the file system root; at most ``max_folders`` visited, breadth first), the nearest to ``path``
-    (fewest steps up and down) for which ``count(folder)`` (e.g. the task files it holds) is not 0, the one with the
-    larger count on a tie. So the parent of
-    the data folder, a folder inside it, a sibling folder or a misspelt path all point at the data folder.
-    Shared by the three benchmarks' data checks (``mcga.data``, ``mmac.data``) so they hint alike."""
-    path = Path(path).expanduser().absolute()
-    existing = path
-    while not existing.is_dir() and existing != existing.parent:
-        existing = existing.parent
-    top = existing
-    for _ in range(levels_up):
-        if top.parent == top or top.parent == Path(top.anchor):
-            break
-        top = top.parent
-    if top == Path(top.anchor):
-        return None  # never walk the whole file system
-    found, queue, visited = [], [(top, 0)], 0
-    while queue and visited < max_folders:
-        folder, depth = queue.pop(0)
-        visited += 1
-        number = count(folder) if folder != path else 0
-        if number:
-            found.append((number, folder))
-        if depth >= max_depth:
-            continue
-        try:
-            children = sorted(c for c in folder.iterdir() if c.is_dir() and not c.is_symlink() and not c.name.startswith("."))
-        except OSError:
-            continue
-        queue += [(child, depth + 1) for child in children]
-    if not found:
-        return None
-
-    def distance(folder: Path) -> int:
-        common = Path(os.path.commonpath([folder, path]))
-        return len(folder.relative_to(common).parts) + len(path.relative_to(common).parts)
-
-    return max(found, key=lambda item: (-distance(item[1]), item[0]))[1]
 
 
 def suggest_data_root(path: str | Path, levels_up: int = 2, max_depth: int = 4, max_folders: int = 2000) -> Path | None:
@@ -337,8 +309,7 @@ def data_source(data_dir: str | Path | None = None) -> str:
     root = data_root(data_dir)
     if root == SAMPLE_DATA_DIR:
         return "sample:parsa/sample_data (synthetic espeak-ng audio; not for measuring models)"
-    value = str(data_dir) if data_dir is not None else os.environ.get(DATA_DIR_ENV, "").strip()
-    if value == HUB_ROOT_VALUE:
+    if _requested(data_dir) == HUB_ROOT_VALUE:
         return f"hub:{HUB_REPO_ID}@{_commit_of(root, _hub_revision())} (requested {_hub_revision()})"
     source = root / SOURCE_FILE
     if source.is_file():
@@ -380,7 +351,7 @@ def _not_utf8_error(path: Path, columns: dict) -> PARSADataError:
     import csv
     import io
 
-    from lmms_eval_tasks.audio import NOT_UTF8, first_not_utf8  # the loaders' shared cell checks
+    from audio_bench_core.audio import NOT_UTF8, first_not_utf8  # the loaders' shared cell checks
 
     fields = {name: field for field, spec in columns.items() for name in (spec if isinstance(spec, list) else [spec]) if name}
     text = path.read_bytes().decode("utf-8-sig", errors="surrogateescape")
@@ -510,7 +481,7 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def _audio_path(row: _Row, root: Path, base: Path, audio_dir: str | None) -> Path:
-    from lmms_eval_tasks.audio import path_text_problem
+    from audio_bench_core.audio import path_text_problem
 
     value = row.value("audio", required=True)
     if isinstance(value, dict):
@@ -540,11 +511,11 @@ def _audio_path(row: _Row, root: Path, base: Path, audio_dir: str | None) -> Pat
 
 
 def audio_check(path: str | Path):
-    """What :func:`lmms_eval_tasks.audio.audio_file_check` finds in the audio file at ``path`` (the whole file is decoded;
-    problem: unreadable, empty/0-sample, truncated, shorter than ``lmms_eval_tasks.audio.MIN_AUDIO_SECONDS``, NaN or
+    """What :func:`audio_bench_core.audio.audio_file_check` finds in the audio file at ``path`` (the whole file is decoded;
+    problem: unreadable, empty/0-sample, truncated, shorter than ``audio_bench_core.audio.MIN_AUDIO_SECONDS``, NaN or
     ±inf samples; warning: all silent or clipped), remembered per (path, size, mtime) so the several settings of a
-    task loaded in one run decode each file once (:func:`lmms_eval_tasks.audio.audio_file_check_once`)."""
-    from lmms_eval_tasks.audio import audio_file_check_once  # importing it does not import lmms-eval
+    task loaded in one run decode each file once (:func:`audio_bench_core.audio.audio_file_check_once`)."""
+    from audio_bench_core.audio import audio_file_check_once  # importing it does not import lmms-eval
 
     return audio_file_check_once(path)
 
@@ -555,8 +526,8 @@ def audio_problem(path: str | Path) -> str | None:
 
 
 def audio_cache_dir() -> Path:
-    """Where embedded parquet audio is written: ``cache_dir("parsa_audio")`` of :mod:`lmms_eval_tasks` (one cache root)."""
-    from lmms_eval_tasks import cache_dir  # importing it does not import lmms-eval
+    """Where embedded parquet audio is written: ``cache_dir("parsa_audio")`` of :mod:`audio_bench_core` (one cache root)."""
+    from audio_bench_core import cache_dir  # importing it does not import lmms-eval
 
     return cache_dir("parsa_audio")
 
@@ -580,9 +551,9 @@ def _checked_audio_bytes(row: _Row, payload: bytes, name: str) -> Path:
 
 def _cached_audio_bytes(payload: bytes, name: str) -> Path:
     """Embedded bytes written once to the cache, named by their SHA-1 and by the container their bytes hold
-    (:func:`lmms_eval_tasks.audio.container_format`; the struct's file name only when the bytes are not readable
+    (:func:`audio_bench_core.audio.container_format`; the struct's file name only when the bytes are not readable
     audio, which the check then reports): MP3 bytes with no name, or under a ``.wav`` name, become ``<sha1>.mp3``."""
-    from lmms_eval_tasks.audio import CONTAINER_SUFFIXES, container_format
+    from audio_bench_core.audio import CONTAINER_SUFFIXES, container_format
 
     suffix = CONTAINER_SUFFIXES.get(container_format(payload) or "", Path(name).suffix.lower() or ".bin")
     target = audio_cache_dir() / f"{hashlib.sha1(payload).hexdigest()}{suffix}"
@@ -775,7 +746,7 @@ def load_task_docs(
             non-empty transcript in every row.
         columns: column-map overrides (dict or JSON path); default ``$PARSA_COLUMN_MAP``.
         warnings: where to add ``(row, warning)`` for each all-silent or clipped clip (scored as it is); ``None``: they
-            are logged in one line (:func:`lmms_eval_tasks.audio.audio_warnings_line`).
+            are logged in one line (:func:`audio_bench_core.audio.audio_warnings_line`).
 
     Returns:
         ``[{"id", "task", "audio_path", "transcript", "reference", "question", "options"}, ...]``.
@@ -808,7 +779,7 @@ def load_task_docs(
     if warnings is not None:
         warnings.extend(found)
     elif found:
-        from lmms_eval_tasks.audio import audio_warnings_line
+        from audio_bench_core.audio import audio_warnings_line
 
         logger.warning(audio_warnings_line(found, f"PARSA {task}"))
     return docs

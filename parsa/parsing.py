@@ -1,7 +1,7 @@
 """Reading answers out of real model output (paper §4.1-4.2: JSON answers; no valid label -> excluded).
 
 Reasoning (``<think>`` blocks and the other spellings) is removed before this module sees a response, by the one
-shared reader :func:`lmms_eval_tasks.reasoning.split_reasoning` (in ``lmms_eval_tasks.responses.check_response``);
+shared reader :func:`audio_bench_core.reasoning.split_reasoning` (in ``audio_bench_core.responses.check_response``);
 a response whose reasoning never closed is excluded by :func:`parsa.scoring.score_response` (reason
 ``unfinished_reasoning``), never mined here.
 

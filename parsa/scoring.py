@@ -95,7 +95,7 @@ def score_response(task: str, doc: dict, response: str | None, *, unfinished_rea
         task: short task name.
         doc: the canonical document (``id``, ``reference``, ``transcript``, ``options``).
         response: the model output with its reasoning removed
-            (:func:`lmms_eval_tasks.responses.check_response` does it for the lmms-eval tasks).
+            (:func:`audio_bench_core.responses.check_response` does it for the lmms-eval tasks).
         unfinished_reasoning: the model's reasoning never closed, so it gave no final answer: the item is excluded
             with reason ``unfinished_reasoning`` (as a refusal is), whatever ``response`` holds.
 

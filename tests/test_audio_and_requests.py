@@ -1,4 +1,4 @@
-"""Audio hand-off and request construction for simple and chat models (lmms_eval_tasks.audio, mcga hooks)."""
+"""Audio hand-off and request construction for simple and chat models (audio_bench_core.audio, mcga hooks)."""
 
 import base64
 import io
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import soundfile
 
-from lmms_eval_tasks import audio
+from audio_bench_core import audio
 from lmms_eval_tasks.mcga import hooks
 from mcga import data, prompts
 
@@ -82,7 +82,7 @@ def test_resampling_needs_no_librosa_import(tmp_path):
     import sys
 
     path = tone(tmp_path / "s.wav", 0.5, 44100)
-    code = f"import sys; from lmms_eval_tasks import audio; audio.load_audio_array({path!r}); print('librosa' in sys.modules)"
+    code = f"import sys; from audio_bench_core import audio; audio.load_audio_array({path!r}); print('librosa' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
 
 

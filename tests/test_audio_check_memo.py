@@ -4,7 +4,7 @@ tasks share the release's clips: 7 decodes per clip before), and again when the 
 import numpy as np
 import soundfile
 
-from lmms_eval_tasks import audio
+from audio_bench_core import audio
 from mcga import data as mcga_data
 from parsa import data as parsa_data
 from tests.release_shaped_mcga import write_release

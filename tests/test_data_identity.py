@@ -1,4 +1,4 @@
-"""The data a task loaded is part of lmms-eval's response-cache key (lmms_eval_tasks/data_identity.py).
+"""The data a task loaded is part of lmms-eval's response-cache key (audio_bench_core/data_identity.py).
 
 The key's task part is lmms-eval's own fingerprint of the task config (``ResponseCache.create`` in
 ``lmms_eval/caching/response_cache.py``); these tests compute it the way lmms-eval does, through its
@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from lmms_eval_tasks.data_identity import DocsLoader, data_digest
+from audio_bench_core.data_identity import DocsLoader, data_digest
 from lmms_eval_tasks.mcga import hooks as mcga_hooks
 from lmms_eval_tasks.mmac import hooks as mmac_hooks
 from lmms_eval_tasks.parsa import hooks as parsa_hooks

@@ -172,7 +172,7 @@ def test_documented_command_still_works(where, command, task_index, tmp_path, mo
     elif program in _scripts():
         check_console_script(words, tmp_path, capsys)
     elif program == "make":
-        targets = set(re.findall(r"^([a-z][\w-]*):", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M))
+        targets = set(re.findall(r"^([a-z][\w.-]*):", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M))
         assert set(words[1:]) <= targets, f"no Makefile target {set(words[1:]) - targets}"
     elif program in ("python", "python3"):
         check_python(words)

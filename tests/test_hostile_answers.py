@@ -15,7 +15,8 @@ import subprocess
 
 import pytest
 
-from lmms_eval_tasks import responses
+from audio_bench_core import responses
+from lmms_eval_tasks import results_writer
 from lmms_eval_tasks.parsa import hooks as parsa_hooks
 from mcga import data as mcga_data
 from mcga import metrics as mcga_metrics
@@ -90,14 +91,14 @@ def test_samples_are_written_bounded_with_the_full_length_and_nothing_deeper_tha
         node.append([])
         node = node[0]
     sample = {"resps": [[long]], "record": {"output": long, "raw": deep}, "short": "ok"}
-    bounded = responses.bounded_for_samples(sample)
+    bounded = results_writer.bounded_for_samples(sample)
     assert bounded["resps"][0][0] == "x" * responses.SAMPLE_TEXT_MAX_CHARS + " … [cut in the samples file: 10,005 characters in all]"
     assert bounded["short"] == "ok" and sample["record"]["output"] is long  # the original is not changed
     depth, node = 0, bounded["record"]["raw"]
     while isinstance(node, list):
         node, depth = node[0], depth + 1
     assert node == f"[nested deeper than {responses.SAMPLE_MAX_DEPTH} levels: not written]" and depth == responses.SAMPLE_MAX_DEPTH - 2
-    assert responses._bounded_samples([{"a": "short"}, sample]) == ([{"a": "short"}, bounded], 1)
+    assert results_writer._bounded_samples([{"a": "short"}, sample]) == ([{"a": "short"}, bounded], 1)
 
 
 # ------------------------------------------------------------------------------------------- linear rewrites

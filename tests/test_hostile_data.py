@@ -24,7 +24,7 @@ import pyarrow.parquet
 import pytest
 import soundfile
 
-from lmms_eval_tasks import audio
+from audio_bench_core import audio
 from mcga import data as mcga_data
 from mmac import data as mmac_data
 from parsa import data as parsa_data

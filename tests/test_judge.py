@@ -15,7 +15,7 @@ import time
 import pytest
 from loguru import logger
 
-from lmms_eval_tasks import judge
+from audio_bench_core import judge
 from mcga import judging
 from tests.chat_server import REPORTED_MODEL, ChatServer
 from tests.conftest import ROOT
@@ -396,7 +396,7 @@ def test_circuit_breaker_off_and_reset_by_a_reply(config):
 
 # ------------------------------------------------------------------------------------------------- Ctrl-C
 _INTERRUPTED_PASS = """
-from lmms_eval_tasks import judge
+from audio_bench_core import judge
 items = [{"id": name} for name in [f"fast-{i}" for i in range(4)] + [f"slow-{i}" for i in range(8)]]
 request = lambda item: {"d": judge.JudgeRequest.of([{"role": "user", "content": item["id"]}], 10)}
 judge.judge_task("t", items, request, lambda text: float(text), {})
@@ -630,7 +630,7 @@ def test_a_cache_that_cannot_be_opened_is_done_without_and_the_uncached_replies_
 
 
 def test_the_judges_fast_path_past_reasoning_misses_no_spelling():
-    from lmms_eval_tasks.reasoning import REASONING_SPELLINGS
+    from audio_bench_core.reasoning import REASONING_SPELLINGS
 
     for opening, closing in REASONING_SPELLINGS:
         for text in (f"{opening}draft 1{closing}Score: 4", f"draft 1{closing}Score: 4", f"{opening}draft 1", f"{opening.upper()} x {closing.upper()} 4"):

@@ -308,3 +308,38 @@ def test_ctrl_c_during_a_check_prints_one_line(data_dir, monkeypatch, capsys):
     assert data.main(["check", str(data_dir)]) == 130
     assert capsys.readouterr().err.strip() == ("mcga-data interrupted (Ctrl-C): a check writes nothing; a download keeps what the Hugging Face cache "
                                                "holds and resumes from it when run again.")  # fmt: skip
+
+
+def _extracted_release(cache):
+    """An extracted hub release in ``cache/mcga_release`` (what :func:`data.download_test_release` leaves)."""
+    release = cache / "mcga_release"
+    (release / "data").mkdir(parents=True)
+    (release / "SOURCE.json").write_text('{"repo_id": "yxdu/MCGA", "file": "MCGA_test.tar.gz", "revision": "abc"}', encoding="utf-8")
+    return release / "data"
+
+
+def test_mcga_data_dir_hub_reads_the_release_extracted_in_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("LMMS_EVAL_AUDIO_PLUGIN_CACHE", str(tmp_path))
+    monkeypatch.setenv("MCGA_DATA_DIR", "hub")
+    release = _extracted_release(tmp_path)
+    assert data.data_dir_from_env() == release
+
+
+def test_unset_data_dir_is_the_sample_here_and_the_hub_release_in_the_export(tmp_path, monkeypatch):
+    monkeypatch.setenv("LMMS_EVAL_AUDIO_PLUGIN_CACHE", str(tmp_path))
+    monkeypatch.delenv("MCGA_DATA_DIR", raising=False)
+    assert data.data_dir_from_env() == data.SAMPLE_DATA_DIR
+    monkeypatch.setattr(data, "UNSET_DATA_DIR", "hub")  # what lmms-eval-audio-export writes
+    release = _extracted_release(tmp_path)
+    assert data.data_dir_from_env() == release
+
+
+def test_hub_release_unreachable_is_one_line_naming_the_archive(tmp_path, monkeypatch):
+    monkeypatch.setenv("LMMS_EVAL_AUDIO_PLUGIN_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("MCGA_DATA_DIR", "hub")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
+    with pytest.raises(data.MCGAHubAccessError, match=r"could not download MCGA_test\.tar\.gz from the hub dataset yxdu/MCGA") as error:
+        data.data_dir_from_env()
+    assert "\n" not in str(error.value) and not (tmp_path / "mcga_release" / "SOURCE.json").exists()

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import soundfile
 
-from lmms_eval_tasks.audio import audio_in_document, audio_to_16k_mono, is_audio_value
-from lmms_eval_tasks.responses import GENERATION_FAILED_PREFIX, FailedRunError
+from audio_bench_core.audio import audio_in_document, audio_to_16k_mono, is_audio_value
+from audio_bench_core.responses import GENERATION_FAILED_PREFIX, FailedRunError
 from tests.builtin_task_copies import MMAC_AUDIO
 
 CLIP = MMAC_AUDIO / "content_en_01.wav"  # 16 kHz mono PCM-16

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 import soundfile
 
-from lmms_eval_tasks.responses import GENERATION_FAILED_PREFIX
+from audio_bench_core.responses import GENERATION_FAILED_PREFIX
 from mcga import data as mcga_data
 from tests.builtin_task_copies import (
     GSM8K_TEST,

@@ -157,3 +157,11 @@ def test_a_folder_one_level_off_names_the_folder_checked_and_the_data_folder(tmp
     with pytest.raises(data.MMACDataError) as error:
         data.load_category("paralinguistic")
     assert str(error.value) == f"{data.DATA_DIR_ENV} {given} {problem}. {hint}"
+
+
+def test_unset_data_dir_is_the_sample_here_and_required_in_the_export(monkeypatch):
+    monkeypatch.delenv("MMAC_DATA_DIR", raising=False)
+    assert data.data_dir_from_env() == data.SAMPLE_DATA_DIR
+    monkeypatch.setattr(data, "UNSET_DATA_DIR", "required")  # what lmms-eval-audio-export writes (MMAC is not released)
+    with pytest.raises(data.MMACDataError, match="MMAC_DATA_DIR is not set: MMAC's data is not released"):
+        data.load_samples()

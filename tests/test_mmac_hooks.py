@@ -6,7 +6,7 @@ import json
 import pytest
 
 from lmms_eval_tasks.mmac import hooks
-from lmms_eval_tasks.responses import GENERATION_FAILED_PREFIX
+from audio_bench_core.responses import GENERATION_FAILED_PREFIX
 from mmac import data
 from tests.chat_server import ChatServer
 

@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 import soundfile
 
-from lmms_eval_tasks.responses import GENERATION_FAILED_PREFIX
+from audio_bench_core.responses import GENERATION_FAILED_PREFIX
 from mcga import data as mcga_data
 from tests.chat_server import ChatServer
 
@@ -333,7 +333,7 @@ def test_a_run_whose_model_raises_on_every_document_exits_non_zero(lmms_eval_cli
 
 
 def test_every_audio_part_form_becomes_16k_mono(sample_data):
-    from lmms_eval_tasks.audio import audio_data_uri, audio_to_16k_mono
+    from audio_bench_core.audio import audio_data_uri, audio_to_16k_mono
 
     long_clip = str(sample_data["clips"]["parsa_vazn"][0])  # 35 s, stereo, 44.1 kHz
     stereo, rate = soundfile.read(long_clip, dtype="float32")

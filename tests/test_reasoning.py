@@ -1,9 +1,9 @@
-"""Reasoning traces split from answers (lmms_eval_tasks/reasoning.py). Inputs are written as the named models
+"""Reasoning traces split from answers (audio_bench_core/reasoning.py). Inputs are written as the named models
 write them when served without a reasoning parser (tags and their placement from the models' chat templates)."""
 
 import pytest
 
-from lmms_eval_tasks.reasoning import split_reasoning
+from audio_bench_core.reasoning import split_reasoning
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Response diagnostics shared by every benchmark (lmms_eval_tasks/responses.py): failed generations, empty, echoed
+"""Response diagnostics shared by every benchmark (audio_bench_core/responses.py): failed generations, empty, echoed
 prompts, copied format placeholders, identical answers, invalid text; and their integration in the MCGA and PARSA
 hooks. Expected values are counted by hand in the comments."""
 
@@ -7,7 +7,8 @@ import json
 import pytest
 from loguru import logger
 
-from lmms_eval_tasks import responses
+from audio_bench_core import responses
+from lmms_eval_tasks import results_writer
 from lmms_eval_tasks.mcga import hooks as mcga_hooks
 from lmms_eval_tasks.parsa import hooks as parsa_hooks
 from mcga import prompts as mcga_prompts
@@ -45,10 +46,10 @@ def test_lone_surrogates_are_replaced_and_counted_pairs_are_joined():
 
 def test_results_writer_replaces_lone_surrogates_and_leaves_valid_data_untouched(monkeypatch):
     received = []
-    writer = responses._valid_utf8_writer(lambda self, *args, **kwargs: received.append((args, kwargs)), "save_results_samples")
+    writer = results_writer._valid_utf8_writer(lambda self, *args, **kwargs: received.append((args, kwargs)), "save_results_samples")
     walks = []
-    walk = responses._make_valid_in_place
-    monkeypatch.setattr(responses, "_make_valid_in_place", lambda value, counter: walks.append(value) or walk(value, counter))
+    walk = results_writer._make_valid_in_place
+    monkeypatch.setattr(results_writer, "_make_valid_in_place", lambda value, counter: walks.append(value) or walk(value, counter))
 
     clean = [{"resps": [["李白"]], "doc": {"id": 3, "score": 0.5, "tags": ("a", None)}}]
     writer(None, clean, task_name="mcga_sqa")
@@ -63,7 +64,7 @@ def test_results_writer_replaces_lone_surrogates_and_leaves_valid_data_untouched
     assert walks
 
     # lmms-eval's aggregated writer gets every task's samples only to hash them: they are neither checked nor walked
-    aggregated = responses._valid_utf8_writer(lambda self, results, samples: received.append((results, samples)), "save_results_aggregated", ("samples",))
+    aggregated = results_writer._valid_utf8_writer(lambda self, results, samples: received.append((results, samples)), "save_results_aggregated", ("samples",))
     walks.clear()
     samples = {"mcga_sqa": [{"doc_hash": "ab\ud800"}]}
     aggregated(None, {"results": {"mcga_sqa": {"alias": "a\ud800"}}}, samples)

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from lmms_eval_tasks import responses
+from audio_bench_core import responses
 from mcga import data as mcga_data
 from mcga import metrics as mcga_metrics
 from parsa import data as parsa_data

@@ -6,7 +6,7 @@ One set of hooks serves all of them: ``process_docs`` tags each document with it
 the other hooks read that tag. Prompts, data checks and metrics live in the ``mcga`` package.
 
 The judged tasks (S2TT, SEC) call the LLM judge in their aggregations, which run once, on rank 0, over
-all documents (:func:`lmms_eval_tasks.judge.judge_task`: cache, bounded concurrency, retries, failure
+all documents (:func:`audio_bench_core.judge.judge_task`: cache, bounded concurrency, retries, failure
 accounting); with no judge configured their judged metrics say "not computed: ..." and the run goes on.
 """
 
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from lmms_eval_tasks import judge, responses
-from lmms_eval_tasks.audio import DEFAULT_MAX_SECONDS, audio_for_model
-from lmms_eval_tasks.data_identity import DocsLoader
+from audio_bench_core import judge, responses
+from audio_bench_core.audio import DEFAULT_MAX_SECONDS, audio_for_model
+from audio_bench_core.data_identity import DocsLoader
 from mcga import data, judging, metrics, prompts
 
 TASK_FIELD, MODE_FIELD = "mcga_task", "mcga_mode"
@@ -44,7 +44,7 @@ def _load_docs(task: str, mode: str, dataset):
         raise data.MCGADataError(f"{data.task_file(data.data_dir_from_env(), task)}: a field has mixed value types across rows ({error})") from None
 
 
-# process_docs of every task: the loader, named with the digest of what it loaded (lmms_eval_tasks.data_identity), so
+# process_docs of every task: the loader, named with the digest of what it loaded (audio_bench_core.data_identity), so
 # lmms-eval's --use_cache never serves one data folder's answers to another's documents.
 mcga_asr_docs = DocsLoader("mcga_asr_docs", partial(_load_docs, "asr", "audio"))
 mcga_s2tt_docs = DocsLoader("mcga_s2tt_docs", partial(_load_docs, "s2tt", "audio"))
@@ -119,7 +119,7 @@ def _task_and_key(doc: dict) -> tuple[str, str]:
 def mcga_process_results(doc: dict, results: list[str]) -> dict:
     """Per-document metric items; the corpus-level scores are computed in the aggregations. A document whose scoring
     raises is left out of the task's scored metrics and counted in ``scoring_errors``
-    (:func:`lmms_eval_tasks.responses.scoring_guard`).
+    (:func:`audio_bench_core.responses.scoring_guard`).
 
     Every item that is a dict carries the document's ``key``, ``id`` and ``speaker`` (:func:`_doc_identity`), so
     the logged samples say which clip scored what; judged items carry ``key`` for the judge to tell clips of
@@ -164,7 +164,7 @@ def mcga_process_results(doc: dict, results: list[str]) -> dict:
 
 
 def _checked_response(doc: dict, response: str) -> responses.CheckedResponse:
-    """:func:`lmms_eval_tasks.responses.check_response` with this document's prompt texts, placeholders and answer kind."""
+    """:func:`audio_bench_core.responses.check_response` with this document's prompt texts, placeholders and answer kind."""
     task, system, instruction = doc[TASK_FIELD], prompts.task_prompt(doc[TASK_FIELD]).system, prompts.build_instruction(doc[TASK_FIELD], doc)
     texts = [system, instruction, *([_user_text(doc)] if doc[MODE_FIELD] == "text" else []), *responses.sentences(system)]
     if task in FIXED_INSTRUCTION_TASKS:

@@ -3,7 +3,7 @@
 Tasks ``mmac_content``, ``mmac_background``, ``mmac_persona``, ``mmac_paralinguistic``, ``mmac_dynamic``,
 ``mmac_implication`` (one per capability category) and the group ``mmac``. Every task sends the one prompt
 "Describe this audio in detail." with the clip; the caption is judged afterwards, per target dimension of
-its sample, by the LLM judge (:func:`lmms_eval_tasks.judge.judge_task`: cache, bounded concurrency,
+its sample, by the LLM judge (:func:`audio_bench_core.judge.judge_task`: cache, bounded concurrency,
 retries, failure accounting) under the rubric in ``mmac/rubric.json``. Schema, rubric, reply contract and
 metrics live in the ``mmac`` package; this module only wires them to lmms-eval.
 
@@ -17,10 +17,10 @@ from functools import partial
 
 from loguru import logger
 
-from lmms_eval_tasks import judge
-from lmms_eval_tasks.audio import audio_for_model
-from lmms_eval_tasks.data_identity import DocsLoader
-from lmms_eval_tasks import responses
+from audio_bench_core import judge
+from audio_bench_core.audio import audio_for_model
+from audio_bench_core.data_identity import DocsLoader
+from audio_bench_core import responses
 from mmac import data, judging, metrics, schema
 
 _KEY_SEPARATOR = "|"  # judge_task metric key: "<dimension>|<caption-length bucket>"
@@ -35,7 +35,7 @@ def _load_docs(category: str, dataset):
     return Dataset.from_list(data.load_category(category))
 
 
-# process_docs of every task, named with the digest of what it loaded (lmms_eval_tasks.data_identity: --use_cache)
+# process_docs of every task, named with the digest of what it loaded (audio_bench_core.data_identity: --use_cache)
 mmac_content_docs = DocsLoader("mmac_content_docs", partial(_load_docs, "content"))
 mmac_background_docs = DocsLoader("mmac_background_docs", partial(_load_docs, "background"))
 mmac_persona_docs = DocsLoader("mmac_persona_docs", partial(_load_docs, "persona"))
@@ -82,9 +82,9 @@ JUDGED_METRICS = (
 def mmac_process_results(doc: dict, results: list[str]) -> dict:
     """One item per document, shared by every judged metric; the judge runs in the aggregations. A document whose
     scoring raises is left out of the judged metrics and counted in ``scoring_errors``
-    (:func:`lmms_eval_tasks.responses.scoring_guard`).
+    (:func:`audio_bench_core.responses.scoring_guard`).
 
-    The response is first checked by :func:`lmms_eval_tasks.responses.check_response` (failed generations,
+    The response is first checked by :func:`audio_bench_core.responses.check_response` (failed generations,
     empty, echoed prompt, identical captions for many clips, invalid text; the diagnostics metrics). The item
     keeps the raw ``response``, the caption sent to the judge (``""`` for a failed generation), its length and
     bucket, and the sample's targets, so the logged samples say what was judged against what.
@@ -225,7 +225,7 @@ def mmac_agg_judge_failed(items: list[dict]) -> int | str:
 
 
 def _pass_count(name: str, items: list[dict]) -> int | str:
-    """A count of the task's judge pass (:meth:`lmms_eval_tasks.judge.JudgedTask.count`), or the reason there is none."""
+    """A count of the task's judge pass (:meth:`audio_bench_core.judge.JudgedTask.count`), or the reason there is none."""
     result = _judged(items)
     return result if isinstance(result, str) else result.count(name)
 

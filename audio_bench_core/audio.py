@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lmms_eval_tasks import cache_dir
+from audio_bench_core import cache_dir
 
 TARGET_SAMPLING_RATE = 16000
 DEFAULT_MAX_SECONDS = 30.0

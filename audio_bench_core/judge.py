@@ -3,7 +3,7 @@
 One OpenAI-compatible chat-completions client, configured in one place (:class:`JudgeConfig`, read from
 the ``AUDIO_JUDGE_*`` environment variables listed there), with
 
-- judge reasoning read past: every reply is split by :func:`lmms_eval_tasks.reasoning.split_reasoning` (a
+- judge reasoning read past: every reply is split by :func:`audio_bench_core.reasoning.split_reasoning` (a
   reasoning judge served without a reasoning parser writes its draft inside ``<think>...</think>`` and the
   like); the task's score function sees only the final text, and a reply whose reasoning never closed has
   no verdict (counted, never mined for one);
@@ -62,8 +62,8 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from loguru import logger
 
-from lmms_eval_tasks import cache_dir
-from lmms_eval_tasks.reasoning import ReasoningSplit, split_reasoning
+from audio_bench_core import cache_dir
+from audio_bench_core.reasoning import ReasoningSplit, split_reasoning
 
 ENV_PREFIX = "AUDIO_JUDGE_"
 
@@ -252,7 +252,7 @@ class JudgeReply:
 
     @cached_property
     def reasoning(self) -> ReasoningSplit:
-        """:func:`lmms_eval_tasks.reasoning.split_reasoning` of ``content``: the judge's final text and its reasoning."""
+        """:func:`audio_bench_core.reasoning.split_reasoning` of ``content``: the judge's final text and its reasoning."""
         return _split(self.content)
 
     @property
@@ -1090,12 +1090,12 @@ def read_score(result: ScoreResult, reply: str | None) -> tuple[float | object |
     return float(result), None
 
 
-#: Every reasoning spelling (lmms_eval_tasks.reasoning.REASONING_SPELLINGS) starts with one of these characters.
+#: Every reasoning spelling (audio_bench_core.reasoning.REASONING_SPELLINGS) starts with one of these characters.
 _REASONING_START = re.compile(r"[<\[◁]")
 
 
 def _split(text: str | None) -> ReasoningSplit:
-    """:func:`lmms_eval_tasks.reasoning.split_reasoning`, skipped (a few microseconds per reply) for a text that holds
+    """:func:`audio_bench_core.reasoning.split_reasoning`, skipped (a few microseconds per reply) for a text that holds
     no character a reasoning spelling starts with."""
     return split_reasoning(text) if text and _REASONING_START.search(text) else ReasoningSplit(answer=text or "")
 

@@ -1,0 +1,23 @@
+"""Framework-free code shared by the benchmarks (the bottom layer): imports neither lmms-eval nor ``lmms_eval_tasks``
+nor a benchmark package, so ``mcga``, ``parsa`` and ``mmac`` use it without the lmms-eval glue.
+
+- :mod:`audio_bench_core.audio`: decoding, checks and the forms audio is handed to models in;
+- :mod:`audio_bench_core.judge`: the LLM judge client (cache, retries, accounting);
+- :mod:`audio_bench_core.responses`: what a model's response is before it is scored (diagnostics, failed runs);
+- :mod:`audio_bench_core.reasoning`: reasoning traces read past;
+- :mod:`audio_bench_core.data_identity`: which data a task loaded (lmms-eval's response-cache key);
+- :mod:`audio_bench_core.text`: text helpers shared by normalisers;
+- :mod:`audio_bench_core.data_folders`: the data folder a user meant (the data checks' hints);
+- :func:`cache_dir`: the one cache root.
+"""
+
+import os
+from pathlib import Path
+
+CACHE_ENV = "LMMS_EVAL_AUDIO_PLUGIN_CACHE"
+
+
+def cache_dir(name: str) -> Path:
+    """``$LMMS_EVAL_AUDIO_PLUGIN_CACHE/<name>`` (default ``~/.cache/lmms_eval_audio_plugin/<name>``); not created."""
+    root = os.environ.get(CACHE_ENV, "").strip()
+    return (Path(root).expanduser() if root else Path.home() / ".cache" / "lmms_eval_audio_plugin") / name

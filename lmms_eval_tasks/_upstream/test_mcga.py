@@ -1,0 +1,95 @@
+"""Unit tests of the MCGA tasks (lmms_eval/tasks/mcga): hooks on a two-clip folder in the release layout, with
+official-scorer values worked out by hand. No model, no judge, no download."""
+
+import json
+
+import numpy as np
+import pytest
+import soundfile
+
+from lmms_eval.tasks import TaskManager
+from lmms_eval.tasks.mcga import utils as mcga_utils
+
+ROWS = [
+    {"id": "1", "asr": "床前明月光", "audio": "upload/a/1.wav", "source": "spk_a", "genre": "诗", "dynasty": "唐"},
+    {"id": "2", "asr": "大江东去", "audio": "upload/b/2.wav", "source": "spk_b", "genre": "词", "dynasty": "宋"},
+]
+
+
+@pytest.fixture
+def release_folder(tmp_path, monkeypatch):
+    """``data/MCGA_asr_test.jsonl`` and its clips (one second of a 440 Hz tone each), named by MCGA_DATA_DIR."""
+    for row in ROWS:
+        clip = tmp_path / row["audio"]
+        clip.parent.mkdir(parents=True, exist_ok=True)
+        soundfile.write(clip, 0.1 * np.sin(2 * np.pi * 440 * np.arange(16000) / 16000), 16000)
+    (tmp_path / "MCGA_asr_test.jsonl").write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in ROWS), encoding="utf-8")
+    monkeypatch.setenv("MCGA_DATA_DIR", str(tmp_path))
+    return tmp_path
+
+
+def _asr_docs():
+    return list(mcga_utils.mcga_asr_docs(None))
+
+
+def test_mcga_tasks_are_registered():
+    expected = {"mcga", "mcga_asr", "mcga_s2tt", "mcga_sec", "mcga_sqa", "mcga_su", "mcga_sr", "mcga_sqa_text", "mcga_su_text", "mcga_sr_text"}
+    assert not expected.difference(TaskManager("ERROR").all_tasks)
+
+
+def test_docs_come_from_the_release_folder_with_absolute_audio_paths(release_folder):
+    docs = _asr_docs()
+    assert [d["doc_key"] for d in docs] == ["upload/a/1.wav", "upload/b/2.wav"]
+    assert docs[0]["audio_path"] == str(release_folder / "upload/a/1.wav")
+
+
+def test_missing_clip_is_an_error_naming_the_row(release_folder):
+    (release_folder / "upload/b/2.wav").unlink()
+    with pytest.raises(ValueError, match="2.wav"):
+        _asr_docs()
+
+
+def test_prompt_is_the_official_system_prompt_then_the_instruction(release_folder):
+    text = mcga_utils.mcga_doc_to_text(_asr_docs()[0])
+    assert text == "You are a speech recognition model. Do not provide any explanations or notes.\nTranscribe the Chinese audio into Chinese text."
+
+
+def test_chat_messages_carry_the_clip_path_then_the_instruction(release_folder):
+    doc = _asr_docs()[0]
+    system, user = mcga_utils.mcga_doc_to_messages(doc, {"chat_audio": "path", "max_audio_seconds": 30})
+    assert system["role"] == "system" and user["content"][0] == {"type": "audio", "url": doc["audio_path"]}
+    assert user["content"][1]["text"] == "Transcribe the Chinese audio into Chinese text."
+
+
+def test_official_cer_counts_the_joining_spaces(release_folder):
+    # One substitution (月 -> 日) in 5 characters; the official scorer joins characters with spaces before jiwer's CER,
+    # so the reference is 9 characters long: 1 / 9 = 11.11 %. The second clip is right after the official cut at
+    # the last ":\n" ("识别结果如下:\n大江东去").
+    docs = _asr_docs()
+    items = [mcga_utils.mcga_process_results(doc, [answer])["cer_official"] for doc, answer in zip(docs, ["床前明日光", "识别结果如下:\n大江东去"])]
+    assert mcga_utils.mcga_agg_cer_official(items) == pytest.approx(100 * 1 / 16)  # 1 edit over 9 + 7 characters
+    assert mcga_utils.mcga_agg_cer_official([items[0]]) == pytest.approx(100 / 9)
+    assert mcga_utils.mcga_agg_cer_official_by_genre(items) == pytest.approx({"诗": 100 / 9, "词": 0.0})
+
+
+def test_empty_answers_are_counted_and_a_mostly_empty_run_fails(release_folder):
+    docs = _asr_docs()
+    records = [mcga_utils.mcga_process_results(doc, [""])["empty_responses"] for doc in docs]
+    with pytest.raises(RuntimeError, match="failed run"):
+        mcga_utils.agg_empty_responses(records)
+
+
+def test_signature_names_the_normaliser_and_library_versions(release_folder):
+    signature = mcga_utils.mcga_agg_signature(["asr"])
+    assert "opencc-" in signature and "whisper-basic" in signature
+
+
+def test_without_a_local_folder_the_release_comes_from_the_hub(tmp_path, monkeypatch):
+    from lmms_eval.tasks.mcga.data import MCGAHubAccessError
+
+    monkeypatch.delenv("MCGA_DATA_DIR", raising=False)
+    monkeypatch.setenv("LMMS_EVAL_AUDIO_PLUGIN_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)  # no network here: the download is refused
+    with pytest.raises(MCGAHubAccessError, match=r"could not download MCGA_test\.tar\.gz from the hub dataset yxdu/MCGA"):
+        _asr_docs()

@@ -1,0 +1,736 @@
+"""``lmms-eval-audio-export``: write one benchmark as an lmms-eval task folder in upstream's conventions.
+
+``lmms-eval-audio-export mcga PATH/TO/lmms-eval`` writes, inside an lmms-eval checkout (the folder holding
+``lmms_eval/tasks/``; an installed lmms-eval's ``site-packages`` folder works too):
+
+- ``lmms_eval/tasks/<benchmark>/``: every task, group and template YAML of ``lmms_eval_tasks/<benchmark>/``, with
+  relative ``!function utils.<name>`` references; ``utils.py`` (the benchmark's hooks, importing the modules
+  below absolutely, ``lmms_eval.tasks.<benchmark>.<module>``, because lmms-eval executes ``utils.py`` as a standalone
+  file with no package); the benchmark package's modules that the hooks use, with the JSON data they read,
+  importing each other relatively; ``shared/`` holding only the framework-free shared modules those modules use;
+  a ``README.md`` (tasks, data, judge, dependencies, what differs from the plugin);
+- ``test/eval/test_<benchmark>.py``: unit tests in upstream's style (``--tests-dir`` puts them elsewhere).
+
+What changes on the way (:func:`export_benchmark` checks each and stops with the file and the reason otherwise):
+
+- data: ``dataset_path`` becomes the hub dataset (:data:`BENCHMARKS`; ``token: True`` for a gated one) instead of the
+  plugin's shipped sample; the hooks still read the release layout from ``$<BENCHMARK>_DATA_DIR`` when it is set
+  (the local-folder override), and the sample (audio) is not exported;
+- YAML blocks keyed by models only this plugin provides (``faster_whisper``, ``replay``) are dropped;
+- the Python files are formatted as upstream's pre-commit does (isort ``--profile black``, black
+  ``--line-length=240``), with lmms-eval's folder as isort's first-party source.
+
+Nothing of the plugin's lmms-eval integration is exported (``lmms_eval_tasks/plugin.py``: exit status 1 on a
+failed run, the printed-table filter, the UTF-8 results writer): the exported README says what upstream does
+instead. The dependencies the exported code imports beyond lmms-eval's own are listed in the README
+(:func:`extra_dependencies`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import shutil
+import sys
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, requires, version
+from pathlib import Path
+
+import yaml
+
+from lmms_eval_tasks import TASKS_DIR
+from lmms_eval_tasks.listing import read_description
+
+ROOT = TASKS_DIR.parent
+TEMPLATES = TASKS_DIR / "_upstream"
+#: The framework-free shared code (``shared/`` in the export: only the modules a benchmark uses) and the benchmark
+#: packages (the task folder's top). Exported code may import only these; anything else of this project is an error.
+SHARED_PACKAGES = ("audio_bench_core",)
+BENCHMARK_PACKAGES = ("mcga", "parsa", "mmac")
+PROJECT_PACKAGES = (*SHARED_PACKAGES, *BENCHMARK_PACKAGES, "lmms_eval_tasks", "audio_bench_report")
+#: Task-folder files that are plugin tools, not part of a task.
+NOT_EXPORTED = ("__init__.py", "README.md", "make_yaml.py")
+SHARED_FOLDER = "shared"
+#: isort and black settings of upstream's ``.pre-commit-config.yaml`` (black 25.1.0, isort 6.0.1 there).
+BLACK_LINE_LENGTH = 240
+EXPORT_EXTRA = "pip install 'lmms-eval-audio-plugin[export]'"
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """What the export needs to know about one benchmark beyond its files."""
+
+    name: str
+    title: str
+    #: Hub dataset lmms-eval loads (``dataset_path``); a placeholder where the data is not released.
+    dataset_path: str
+    gated: bool
+    released: bool
+    data_env: str
+    #: Two tasks run by the README's example command.
+    example_tasks: tuple[str, ...]
+    judged: bool
+    #: ``UNSET_DATA_DIR`` of the benchmark's ``data`` module in the export (the plugin's is ``"sample"``, which the
+    #: export does not carry): ``"hub"`` downloads the release, ``"required"`` makes ``data_env`` mandatory.
+    unset_data: str
+
+
+BENCHMARKS = {
+    "mcga": Benchmark("mcga", "MCGA (classical Chinese literature read aloud, arXiv 2601.09270)", "yxdu/MCGA", False, True, "MCGA_DATA_DIR", ("mcga_asr", "mcga_s2tt"), True, "hub"),
+    "parsa": Benchmark("parsa", "PARSA-Bench (Persian speech, arXiv 2603.14456)", "MohammadJRanjbar/PARSA-Bench", True, True, "PARSA_DATA_DIR", ("parsa_asr", "parsa_intent"), False, "hub"),
+    # MMAC's data is not released (arXiv 2607.27109): the id is a placeholder to replace when it is (README).
+    "mmac": Benchmark("mmac", "MMAC (free-form audio captioning judged per dimension, arXiv 2607.27109)", "MMAC-release-pending/MMAC", False, False, "MMAC_DATA_DIR", ("mmac_content",), True, "required"),
+}
+
+
+class ExportError(RuntimeError):
+    """The export cannot be written as asked; the message names the file and the reason."""
+
+
+# ----------------------------------------------------------------------------------------- the module closure
+@dataclass
+class Module:
+    """One Python module of the export: where it comes from and where it goes."""
+
+    name: str  # dotted name in this project, e.g. ``mcga.data``
+    path: Path
+    target: str  # dotted name in the export, e.g. ``lmms_eval.tasks.mcga.data``
+    is_package: bool = False
+    imports: list[str] = field(default_factory=list)  # project modules it imports (dotted, this project)
+
+
+def _module_file(name: str) -> tuple[Path, bool] | None:
+    """``(file, is_package)`` of a dotted module of this project, or ``None`` if it is not a file here."""
+    base = ROOT.joinpath(*name.split("."))
+    if (base / "__init__.py").is_file():
+        return base / "__init__.py", True
+    if base.with_suffix(".py").is_file():
+        return base.with_suffix(".py"), False
+    return None
+
+
+def _is_project(name: str) -> bool:
+    return name.split(".")[0] in PROJECT_PACKAGES
+
+
+def project_imports(source: str, filename: str) -> list[tuple[ast.stmt, str, list[str]]]:
+    """Every import statement of ``source`` (top level and inside functions) that names a module of this project:
+    ``(node, module, imported names)``; ``import x.y`` forms are refused (the export rewrites ``from`` imports only).
+
+    Raises:
+        ExportError: a relative import, or ``import <project module>``.
+    """
+    found = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if _is_project(alias.name):
+                    raise ExportError(f"{filename}:{node.lineno}: `import {alias.name}`: write `from {alias.name.rpartition('.')[0] or alias.name} import ...` (the export rewrites from-imports)")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                raise ExportError(f"{filename}:{node.lineno}: relative import in project code; use an absolute one (the export makes it relative)")
+            if node.module and _is_project(node.module):
+                found.append((node, node.module, [alias.name for alias in node.names]))
+    return found
+
+
+def _target(name: str, benchmark: str, hooks: str) -> str:
+    """Dotted name in the export of the project module ``name``."""
+    base = f"lmms_eval.tasks.{benchmark}"
+    if name == hooks:
+        return f"{base}.utils"
+    top, _, rest = name.partition(".")
+    if top == benchmark:
+        return f"{base}.{rest}" if rest else base
+    if top in SHARED_PACKAGES:
+        # one flat shared/ folder: audio_bench_core.audio -> shared.audio
+        if not rest:
+            return f"{base}.{SHARED_FOLDER}"
+        if "." in rest:
+            raise ExportError(f"{name}: shared modules must sit directly in their package")
+        return f"{base}.{SHARED_FOLDER}.{rest}"
+    raise ExportError(f"{name}: a module of {top!r}, which {benchmark}'s exported code may not import (only {benchmark} and the shared code)")
+
+
+def module_closure(benchmark: str) -> dict[str, Module]:
+    """The hooks of ``benchmark`` and every project module they import, transitively (imports inside functions
+    included), keyed by dotted name.
+
+    Raises:
+        ExportError: a module that may not be exported (another benchmark's, a glue module of ``lmms_eval_tasks``
+            other than the hooks, a nested shared module), or two modules that would land on the same file.
+    """
+    hooks = f"lmms_eval_tasks.{benchmark}.hooks"
+    modules: dict[str, Module] = {}
+    pending = [hooks]
+    while pending:
+        name = pending.pop()
+        if name in modules:
+            continue
+        located = _module_file(name)
+        if located is None:
+            raise ExportError(f"{name}: no such module in {ROOT}")
+        path, is_package = located
+        if name != hooks and name.split(".")[0] == "lmms_eval_tasks":
+            raise ExportError(f"{name}: a module of the lmms-eval glue ({path.relative_to(ROOT)}) imported by {benchmark}'s exported code; shared code belongs in {SHARED_PACKAGES[0]}")
+        module = Module(name, path, _target(name, benchmark, hooks), is_package)
+        modules[name] = module
+        if name.split(".")[0] == benchmark and name != benchmark and benchmark not in modules:
+            pending.append(benchmark)  # the benchmark package's __init__ becomes the folder's __init__.py
+        for _, imported, names in project_imports(path.read_text(encoding="utf-8"), str(path)):
+            module.imports.append(imported)
+            pending.append(imported)
+            for alias in names:  # `from mcga import data`: a submodule
+                if _module_file(f"{imported}.{alias}") is not None:
+                    pending.append(f"{imported}.{alias}")
+    seen: dict[str, str] = {}
+    for module in modules.values():
+        if module.target in seen:
+            raise ExportError(f"{module.name} and {seen[module.target]} would both be exported as {module.target}")
+        seen[module.target] = module.name
+    return modules
+
+
+def _relative(from_target: str, from_is_package: bool, to_target: str) -> str:
+    """The relative ``from`` clause that names ``to_target`` inside the module ``from_target``."""
+    package = from_target.split(".") if from_is_package else from_target.split(".")[:-1]
+    target = to_target.split(".")
+    common = 0
+    while common < min(len(package), len(target)) and package[common] == target[common]:
+        common += 1
+    return "." * (len(package) - common + 1) + ".".join(target[common:])
+
+
+def rewrite_imports(source: str, module: Module, modules: dict[str, Module], absolute: bool) -> str:
+    """``source`` with every project import rewritten to the exported names: absolute (``utils.py``, which lmms-eval
+    loads without a package) or relative (every other module, so the folder can be renamed)."""
+    by_name = {m.name: m for m in modules.values()}
+    lines = source.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line.encode("utf-8")))
+    data = source.encode("utf-8")
+    edits = []
+    for node, imported, _ in project_imports(source, str(module.path)):
+        target = by_name[imported].target
+        clause = target if absolute else _relative(module.target, module.is_package, target)
+        names = ", ".join(alias.name + (f" as {alias.asname}" if alias.asname else "") for alias in node.names)
+        start = offsets[node.lineno - 1] + node.col_offset
+        end = offsets[node.end_lineno - 1] + node.end_col_offset
+        edits.append((start, end, f"from {clause} import {names}".encode("utf-8")))
+    for start, end, text in sorted(edits, reverse=True):
+        data = data[:start] + text + data[end:]
+    return data.decode("utf-8")
+
+
+def set_constant(source: str, name: str, value: str, filename: str) -> str:
+    """``source`` with the module-level string constant ``name = "..."`` set to ``value`` (the literal rewritten in place).
+
+    Raises:
+        ExportError: no such assignment of a string literal at module level.
+    """
+    for node in ast.parse(source, filename).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [name] and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            lines = source.splitlines(keepends=True)
+            line = lines[node.value.lineno - 1]
+            lines[node.value.lineno - 1] = line[: node.value.col_offset] + repr(value).replace("'", '"') + line[node.value.end_col_offset :]
+            return "".join(lines)
+    raise ExportError(f"{filename}: no module-level `{name} = \"...\"` to set to {value!r}")
+
+
+def data_files_used(module: Module, source: str) -> list[Path]:
+    """Data files beside a module (JSON, JSONL, TXT) whose names occur in its source: the data it reads."""
+    folder = module.path.parent
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in (".json", ".jsonl", ".txt") and p.name in source)
+
+
+# ----------------------------------------------------------------------------------------------------- YAML
+class FunctionRef(str):
+    """A ``!function <dotted name>`` value of a task YAML."""
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style with list items indented under their key, as lmms-eval's own task YAML is written."""
+
+    def increase_indent(self, flow=False, indentless=False):
+        return super().increase_indent(flow, False)
+
+
+_Loader.add_constructor("!function", lambda loader, node: FunctionRef(loader.construct_scalar(node)))
+_Dumper.add_representer(FunctionRef, lambda dumper, value: dumper.represent_scalar("!function", str(value)))
+
+
+def read_yaml_text(text: str) -> dict:
+    """Task YAML text with its ``!function`` values as :class:`FunctionRef`."""
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+
+
+def read_yaml(path: Path) -> dict:
+    """A task YAML file with its ``!function`` values as :class:`FunctionRef`."""
+    return read_yaml_text(path.read_text(encoding="utf-8"))
+
+
+def dump_yaml(config: dict) -> str:
+    """``config`` as block YAML in its key order; ``!function`` values unquoted (``!function utils.fn``)."""
+    text = yaml.dump(config, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1000)
+    return re.sub(r"!function '([\w.]+)'", r"!function \1", text)
+
+
+def plugin_model_ids() -> tuple[str, ...]:
+    """Model names only this plugin registers (``lmms_eval_tasks.plugin.MODEL_CLASSES``): YAML blocks keyed by them
+    are dropped from the export."""
+    from lmms_eval_tasks.plugin import MODEL_CLASSES
+
+    return tuple(MODEL_CLASSES)
+
+
+_PER_MODEL_KEYS = ("lmms_eval_specific_kwargs", "model_specific_generation_kwargs", "model_specific_target_kwargs")
+_LOCAL_BUILDERS = ("json", "csv", "parquet")
+
+
+def export_yaml(config: dict, path: Path, spec: Benchmark, hooks: str, modules: dict[str, Module], reexports: dict[str, str]) -> dict:
+    """The exported form of one task YAML (see the module docstring); ``reexports`` collects the shared functions
+    ``utils.py`` must name (``{function: exported module}``).
+
+    Raises:
+        ExportError: a ``!function`` naming a module outside the export, or a shared function whose name the
+            hooks already use for something else.
+    """
+    by_name = {m.name: m for m in modules.values()}
+
+    def convert(value):
+        if isinstance(value, FunctionRef):
+            module, _, function = value.rpartition(".")
+            if module == hooks:
+                return FunctionRef(f"utils.{function}")
+            if module not in by_name:
+                raise ExportError(f"{path}: !function {value}: the module {module} is not part of the export")
+            if reexports.get(function, by_name[module].target) != by_name[module].target:
+                raise ExportError(f"{path}: !function {value}: another exported module also defines {function}")
+            reexports[function] = by_name[module].target
+            return FunctionRef(f"utils.{function}")
+        if isinstance(value, dict):
+            return {k: convert(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [convert(v) for v in value]
+        return value
+
+    out = convert(config)
+    plugin_models = plugin_model_ids()
+    for key in _PER_MODEL_KEYS:
+        if isinstance(out.get(key), dict):
+            out[key] = {model: block for model, block in out[key].items() if model not in plugin_models}
+            if not out[key]:
+                del out[key]
+    kwargs = dict(out.get("dataset_kwargs") or {})
+    kwargs.pop("data_files", None)
+    if "dataset_path" in out:
+        if out["dataset_path"] not in _LOCAL_BUILDERS:
+            raise ExportError(f"{path}: dataset_path {out['dataset_path']!r}: expected a local builder ({', '.join(_LOCAL_BUILDERS)}) to replace by the hub dataset")
+        out["dataset_path"] = spec.dataset_path
+        if spec.gated:
+            kwargs["token"] = True
+    if kwargs:
+        out["dataset_kwargs"] = kwargs
+    else:
+        out.pop("dataset_kwargs", None)
+    if "dataset_path" in out:  # keep lmms-eval's usual key order: data first
+        out = {"dataset_path": out.pop("dataset_path"), **({"dataset_kwargs": out.pop("dataset_kwargs")} if "dataset_kwargs" in out else {}), **out}
+    return out
+
+
+def _yaml_header(path: Path, config: dict, spec: Benchmark) -> str:
+    lines = []
+    description = read_description(path.read_text(encoding="utf-8"))
+    if description:
+        lines.append(f"# {description}")
+    if "dataset_path" in config:
+        if spec.released:
+            lines.append(f"# Data: the hub dataset below; ${spec.data_env} (a local copy in the release layout) overrides it: README.md.")
+        else:
+            lines.append(f"# Data: {spec.name.upper()} is not released yet: dataset_path is a placeholder and ${spec.data_env} names the data (README.md).")
+    return "".join(f"{line}\n" for line in lines)
+
+
+# ------------------------------------------------------------------------------------------------- formatting
+def format_python(source: str, path: Path, first_party_root: Path) -> str:
+    """``source`` as upstream's pre-commit leaves it: isort ``--profile black`` then black ``--line-length=240``.
+
+    Raises:
+        ExportError: isort or black is not installed (``pip install 'lmms-eval-audio-plugin[export]'``).
+    """
+    try:
+        import black
+        import isort
+    except ImportError as error:
+        raise ExportError(f"formatting the export needs black and isort ({error.name} is missing): {EXPORT_EXTRA}") from None
+    config = isort.Config(profile="black", src_paths=(str(first_party_root),))
+    mode = black.Mode(line_length=BLACK_LINE_LENGTH)
+    for _ in range(3):  # each tool leaves the other's output alone after at most a round or two
+        formatted = black.format_str(isort.code(source, config=config), mode=mode)
+        if formatted == source:
+            return formatted
+        source = formatted
+    raise ExportError(f"{path}: isort and black do not agree on a layout")
+
+
+# --------------------------------------------------------------------------------------------- dependencies
+#: Import name -> distribution name, where they differ.
+_DISTRIBUTIONS = {"sklearn": "scikit-learn", "json_repair": "json-repair", "yaml": "pyyaml", "comet": "unbabel-comet", "huggingface_hub": "huggingface-hub", "PIL": "pillow"}
+
+
+#: Imports the code reaches only after checking the package is installed (not with try/except), so optional.
+GUARDED_IMPORTS = {"comet": "parsa.metrics.comet_unavailable_reason"}
+
+
+def _is_optional(node: ast.AST, parents: dict) -> bool:
+    """True when an import sits in a ``try`` whose handlers catch ``ImportError`` (the code runs without it)."""
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.Try):
+            names = {ast.unparse(h.type) for h in node.handlers if h.type is not None}
+            if {"ImportError", "ModuleNotFoundError"} & {n.strip("()") for name in names for n in name.split(", ")}:
+                return True
+    return False
+
+
+def third_party_imports(source: str) -> dict[str, bool]:
+    """``{top-level module: optional}`` of the non-stdlib, non-project imports of ``source`` (anywhere in it)."""
+    tree = ast.parse(source)
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found: dict[str, bool] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name.split(".")[0] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names = [node.module.split(".")[0]]
+        else:
+            continue
+        for name in names:
+            if name in sys.stdlib_module_names or name in ("__future__", "lmms_eval") or _is_project(name):
+                continue
+            found[name] = found.get(name, True) and (_is_optional(node, parents) or name in GUARDED_IMPORTS)
+    return found
+
+
+def _requirement_name(spec: str) -> str:
+    return re.split(r"[ ;<>=!~\[(]", spec, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def _installed_by_lmms_eval() -> tuple[set[str], set[str]]:
+    """``(declared, transitive)``: distributions lmms-eval declares (by default or in its ``audio`` extra), and the
+    ones installed only as their dependencies (as found in this environment)."""
+    try:
+        specs = requires("lmms_eval") or []
+    except PackageNotFoundError:
+        return set(), set()
+    declared = {_requirement_name(s) for s in specs if ";" not in s or 'extra == "audio"' in s.partition(";")[2]}
+    seen, pending = set(declared), list(declared)
+    while pending:
+        try:
+            children = requires(pending.pop()) or []
+        except PackageNotFoundError:
+            continue
+        for child in children:
+            name = _requirement_name(child)
+            if "extra ==" not in child.partition(";")[2] and name not in seen:
+                seen.add(name)
+                pending.append(name)
+    return declared, seen - declared
+
+
+def extra_dependencies(sources: list[str]) -> list[tuple[str, str]]:
+    """``(requirement, status)`` for each distribution the exported code imports that lmms-eval does not declare
+    (default + ``audio`` extra): status ``"missing"`` (upstream must add it), ``"transitive"`` (installed today only as
+    another package's dependency) or ``"optional"`` (imported inside ``try/except ImportError``). Requirements carry
+    the version range this plugin declares."""
+    imported: dict[str, bool] = {}
+    for source in sources:
+        for name, optional in third_party_imports(source).items():
+            imported[name] = imported.get(name, True) and optional
+    declared, transitive = _installed_by_lmms_eval()
+    ours = {_requirement_name(s): s.partition(";")[0].strip() for s in (requires("lmms-eval-audio-plugin") or [])}
+    out = []
+    for name in sorted(imported, key=str.lower):
+        dist = _DISTRIBUTIONS.get(name, name).lower().replace("_", "-")
+        if dist in declared:
+            continue
+        status = "optional" if imported[name] else "transitive" if dist in transitive else "missing"
+        out.append((ours.get(dist, dist), status))
+    return out
+
+
+#: Why the exported code needs a distribution lmms-eval does not declare (README, 'Dependencies').
+WHY = {
+    "opencc": "the official MCGA scorer converts traditional to simplified characters with OpenCC `t2s`; zhconv (in lmms-eval's `audio` extra) uses other tables, and the strict CER also needs OpenCC's variant tables (`jp2t`, `tw2t`, `hk2t`), which zhconv lacks",
+    "whisper-normalizer": "the official MCGA scorer's `BasicTextNormalizer`; the exported normaliser is a linear-time reimplementation checked against it, and the result signature names its version. lmms-eval's vendored copy (`tasks/librispeech/whisper_normalizer/basic.py`) has the same defaults, so a maintainer may point the one import at it instead (the signature then loses the version)",
+    "jiwer": "WER and CER computed as jiwer does (the MCGA official scorer uses jiwer); lmms-eval's ASR tasks use editdistance, whose distances are the same",
+    "rapidfuzz": "jiwer's Levenshtein engine, called directly for per-item edit counts (13x faster than jiwer's alignment objects); installed with jiwer",
+    "json-repair": "PARSA answers are JSON that models often write nearly right (unescaped inner quotes, truncation, comments): a maintained repairer reads them, and each repair is counted (`repaired_json`)",
+    "soxr": "16 kHz resampling bit-identical to `librosa.resample`'s default without importing librosa (2 s, 200 MB); librosa, in the `audio` extra, depends on it",
+    "scipy": "binomial tests, ranks and Friedman/Kendall statistics (confidence intervals, judge agreement); installed with scikit-learn",
+    "pandas": "reading parquet releases (PARSA-Bench's hub layout)",
+    "pyarrow": "reading parquet releases (PARSA-Bench's hub layout)",
+    "unbabel-comet": "COMET for PARSA-Bench translation; optional: without it COMET reads \"not computed\" and chrF++/BLEU are still reported",
+    "huggingface-hub": "downloading the release from the hub (archive or snapshot) when no local copy is named; installed with datasets",
+    "tqdm": "the judge's progress bar; installed with datasets",
+    "httpx2": "the judge's per-call time bound wraps the `openai` client's transport; installed with openai",
+    "httpcore2": "the judge's per-call time bound wraps the `openai` client's transport; installed with openai",
+}
+
+
+def dependency_lines(dependencies: list[tuple[str, str]]) -> str:
+    """The README's dependency list: one line per distribution, with its status and why it is needed."""
+    lines = []
+    for requirement, status in dependencies:
+        name = _requirement_name(requirement)
+        note = {"missing": "add to the `audio` extra", "transitive": "installed today as another package's dependency; declare it if imported directly", "optional": "optional"}[status]
+        lines.append(f"- `{requirement}` ({note}): {WHY.get(name, 'imported by the exported code')}.")
+    return "\n".join(lines) or "- none: everything the exported code imports is installed by `lmms_eval[audio]`."
+
+
+# ------------------------------------------------------------------------------------------------- the export
+@dataclass
+class ExportResult:
+    """What :func:`export_benchmark` wrote."""
+
+    task_dir: Path
+    test_file: Path
+    files: list[Path]
+    dependencies: list[tuple[str, str]]
+
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.files if p.is_relative_to(self.task_dir))
+
+
+def _lmms_eval_tasks_dir(root: Path) -> Path:
+    tasks = root / "lmms_eval" / "tasks"
+    if not (tasks / "__init__.py").is_file():
+        raise ExportError(f"{root}: not an lmms-eval checkout (no lmms_eval/tasks/__init__.py below it); give the folder that holds lmms_eval/")
+    return tasks
+
+
+def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | None = None, force: bool = False) -> ExportResult:
+    """Write ``benchmark`` into the lmms-eval tree at ``root`` (see the module docstring).
+
+    Args:
+        benchmark: ``mcga``, ``parsa`` or ``mmac``.
+        root: the folder holding ``lmms_eval/tasks/`` (a checkout, or an installed lmms-eval's site-packages).
+        tests_dir: where ``test_<benchmark>.py`` goes (default ``root/test/eval``).
+        force: replace an existing ``lmms_eval/tasks/<benchmark>/`` (else it is an error).
+
+    Raises:
+        ExportError: unknown benchmark, ``root`` is not an lmms-eval tree, the folder exists without ``force``, or
+            the code cannot be exported as it stands (:func:`module_closure`, :func:`export_yaml`).
+    """
+    if benchmark not in BENCHMARKS:
+        raise ExportError(f"unknown benchmark {benchmark!r}; one of {', '.join(BENCHMARKS)}")
+    spec = BENCHMARKS[benchmark]
+    root = Path(root).resolve()
+    task_dir = _lmms_eval_tasks_dir(root) / benchmark
+    tests_dir = Path(tests_dir) if tests_dir is not None else root / "test" / "eval"
+    if task_dir.exists():
+        if not force:
+            raise ExportError(f"{task_dir} exists; pass --force to replace it")
+        shutil.rmtree(task_dir)
+    hooks = f"lmms_eval_tasks.{benchmark}.hooks"
+    modules = module_closure(benchmark)
+
+    # YAML first: it decides which shared functions utils.py re-exports.
+    reexports: dict[str, str] = {}
+    yamls = {}
+    for path in sorted((TASKS_DIR / benchmark).iterdir()):
+        if path.name.endswith(".yaml") or (path.name.startswith("_") and path.name.endswith("_yaml")):
+            config = export_yaml(read_yaml(path), path, spec, hooks, modules, reexports)
+            yamls[path.name] = _yaml_header(path, config, spec) + dump_yaml(config)
+        elif path.is_file() and path.name not in NOT_EXPORTED and path.suffix != ".py" and path.name != "__pycache__":
+            raise ExportError(f"{path}: a file of the task folder the export does not know what to do with")
+
+    files: dict[Path, str | bytes] = {}
+    for name, text in yamls.items():
+        files[task_dir / name] = text
+    sources = []
+    for module in modules.values():
+        source = module.path.read_text(encoding="utf-8")
+        rewritten = rewrite_imports(source, module, modules, absolute=module.name == hooks)
+        rewritten = re.sub(rf"\b{SHARED_PACKAGES[0]}\b", SHARED_FOLDER, rewritten)  # prose naming the shared modules
+        if module.name == f"{benchmark}.data":  # no sample in the export: an unset data variable means the hub (or is an error)
+            rewritten = set_constant(rewritten, "UNSET_DATA_DIR", spec.unset_data, str(module.path))
+        if module.name == hooks and reexports:
+            rewritten += "\n\n# Shared aggregations the task YAML names as `!function utils.<name>`.\n"
+            for target in sorted(set(reexports.values())):
+                rewritten += f"from {target} import {', '.join(sorted(n for n, t in reexports.items() if t == target))}\n"
+        relative = Path(*module.target.split(".")[3:])
+        out = task_dir / relative / "__init__.py" if module.is_package else task_dir / relative.with_suffix(".py")
+        if module.is_package and module.target == f"lmms_eval.tasks.{benchmark}":
+            out = task_dir / "__init__.py"
+        files[out] = rewritten
+        sources.append(source)
+        for data_file in data_files_used(module, source):
+            files[out.parent / data_file.name] = data_file.read_bytes()
+    shared_init = task_dir / SHARED_FOLDER / "__init__.py"
+    if any(p.parent == task_dir / SHARED_FOLDER for p in files) and shared_init not in files:
+        files[shared_init] = '"""Framework-free code shared by the audio benchmarks (judge, audio, response checks)."""\n'
+
+    dependencies = extra_dependencies(sources)
+    readme = render_readme(spec, yamls, dependencies, sorted(m.name for m in modules.values()))
+    files[task_dir / "README.md"] = readme
+    test_template = TEMPLATES / f"test_{benchmark}.py"
+    if not test_template.is_file():
+        raise ExportError(f"{test_template}: no upstream-style test template for {benchmark}")
+    test_file = tests_dir / f"test_{benchmark}.py"
+    files[test_file] = test_template.read_text(encoding="utf-8")
+
+    written = []
+    for path, content in sorted(files.items()):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix == ".py":
+            content = format_python(content, path, root)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+        written.append(path)
+    return ExportResult(task_dir, test_file, written, dependencies)
+
+
+def render_readme(spec: Benchmark, yamls: dict[str, str], dependencies: list[tuple[str, str]], modules: list[str]) -> str:
+    """The exported README: the template ``_upstream/README.template.md`` filled in for ``spec``."""
+    tasks = []
+    for name, text in sorted(yamls.items()):
+        config = read_yaml_text(text)
+        description = read_description(text)
+        if name.endswith(".yaml") and isinstance(config, dict):
+            kind = "group" if isinstance(config.get("task"), list) else "task"
+            label = config.get("group") or config.get("task")
+            tasks.append(f"| `{label}` | {kind} | {description} |")
+    template = (TEMPLATES / "README.template.md").read_text(encoding="utf-8")
+    try:
+        plugin_version = version("lmms-eval-audio-plugin")
+    except PackageNotFoundError:
+        plugin_version = "unknown"
+    fields = {
+        "name": spec.name,
+        "title": spec.title,
+        "dataset_path": spec.dataset_path,
+        "data_env": spec.data_env,
+        "token": "yes (gated: accept the terms on the hub page, then `export HF_TOKEN=...`)" if spec.gated else "no",
+        "released": "" if spec.released else f"**{spec.name.upper()} is not released yet.** `dataset_path` is a placeholder; until the release, run with `{spec.data_env}` set and a local override YAML (below). Replace `dataset_path` with the release's hub id when it is out.\n\n",
+        "tasks": "\n".join(tasks),
+        "example_tasks": ",".join(spec.example_tasks),
+        "dependencies": dependency_lines(dependencies),
+        "modules": ", ".join(f"`{m}`" for m in modules),
+        "judge": JUDGE_SECTION if spec.judged else "This benchmark is not judged: every score is computed locally.\n",
+        "unset": UNSET_TEXT[spec.unset_data].format(data_env=spec.data_env),
+        "plugin_version": plugin_version,
+    }
+    return template.format(**fields)
+
+
+UNSET_TEXT = {
+    "hub": "With `{data_env}` unset, `process_docs` fetches the release itself on first use (MCGA: the test archive, extracted once "
+    "into `$LMMS_EVAL_AUDIO_PLUGIN_CACHE/mcga_release`; PARSA-Bench: a snapshot in the Hugging Face cache, `PARSA_HUB_REVISION` "
+    "pins a commit): the loaders read and check the release in its own layout, rows and audio together.",
+    "required": "`{data_env}` is required until the release: there is no default data.",
+}
+
+JUDGE_SECTION = """The judged metrics call an OpenAI-compatible chat-completions server, configured by `AUDIO_JUDGE_*` environment
+variables (`AUDIO_JUDGE_BASE_URL`, `AUDIO_JUDGE_MODEL`, `AUDIO_JUDGE_API_KEY_VAR` naming the variable that holds the
+key, ...; the full list is the docstring of `shared/judge.py:JudgeConfig`). With no judge configured the judged metrics
+read "not computed: ..." and every other metric is still reported.
+
+Why a second judge client beside `lmms_eval.llm_judge`: these tasks need what `llm_judge` does not have:
+
+- a persistent cache of judge replies keyed by endpoint, model, messages and sampling settings, so re-scoring the same
+  outputs (or resuming after a crash) makes no API call; only replies holding a valid score are cached;
+- retries that tell errors apart (timeouts, HTTP 429 with `Retry-After`, 5xx, replies without a valid score) with
+  exponential backoff, a time bound on each whole call, and a circuit breaker, instead of a fixed sleep then an
+  exception (which `process_results`' own retry would multiply);
+- accounting in the results: judge failures, replies after reasoning, unfinished reasoning, uncached replies, the model
+  id the server reported, prompt hashes; a failed item is counted and left out, never scored as 0;
+- reasoning judges: a reply's `<think>...</think>` draft is read past; a reply whose reasoning never closed has no verdict.
+
+Moving these into `lmms_eval.llm_judge` (a cache and typed retries) would let the tasks use it; until then the client
+lives in `shared/judge.py` and uses the `openai` package and `tenacity`, both lmms-eval dependencies.
+"""
+
+
+# ------------------------------------------------------------------------------------- the printed table
+#: lmms-eval 0.7's ``make_table`` prints every value of ``results[task]`` as a row: dict breakdowns, signature strings
+#: and interval lists as text. No task setting keeps a value out of it, so the export offers this small change to
+#: ``lmms_eval/utils.py`` (``--patch-make-table``), to propose with the tasks: rows for numbers only, the other values'
+#: names in one line under the table (they stay in the results JSON). ``(anchor, replacement)``, each anchor once.
+MAKE_TABLE_EDITS = (
+    ("    values = []\n", "    values = []\n    not_shown = {}  # metric: tasks whose value is not a number (kept in the results JSON)\n"),
+    (
+        "            # Check if v is not empty (handle numpy array safely)\n",
+        "            # The table shows numbers; dicts, lists and text (breakdowns, signatures, provenance) are named under it.\n"
+        "            if v_numeric is None and v != \"N/A\":\n"
+        "                not_shown.setdefault(m, []).append(k)\n"
+        "                continue\n\n"
+        "            # Check if v is not empty (handle numpy array safely)\n",
+    ),
+    (
+        '    return "\\n\\n".join(output_tables)\n',
+        "    if not_shown:\n"
+        '        output_tables.append("Not shown above (not numbers; in the results JSON): " + "; ".join(f"{m} ({\', \'.join(tasks)})" for m, tasks in sorted(not_shown.items())))\n'
+        '    return "\\n\\n".join(output_tables)\n',
+    ),
+)
+TABLE_PATCH_MARK = "not_shown = {}  # metric: tasks whose value is not a number"
+
+
+def patch_make_table(root: str | Path) -> bool:
+    """Apply :data:`MAKE_TABLE_EDITS` to ``make_table`` in ``root/lmms_eval/utils.py``; False if already applied.
+
+    Raises:
+        ExportError: that ``make_table`` is not the one the edits were written for (an anchor missing or repeated).
+    """
+    path = Path(root) / "lmms_eval" / "utils.py"
+    text = path.read_text(encoding="utf-8")
+    start = text.find("\ndef make_table(")
+    end = text.find("\ndef ", start + 1)
+    if start < 0 or end < 0:
+        raise ExportError(f"{path}: no make_table function; change the printed table by hand")
+    body = text[start:end]
+    if TABLE_PATCH_MARK in body:
+        return False
+    for anchor, replacement in MAKE_TABLE_EDITS:
+        if body.count(anchor) != 1:
+            raise ExportError(f"{path}: make_table differs from lmms-eval 0.7's ({anchor.strip()!r} found {body.count(anchor)} times); change it by hand")
+        body = body.replace(anchor, replacement)
+    path.write_text(text[:start] + body + text[end:], encoding="utf-8")
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="lmms-eval-audio-export", description="Write a benchmark as an lmms-eval task folder in upstream's conventions (README: 'Contributing upstream').")
+    parser.add_argument("benchmark", choices=sorted(BENCHMARKS) + ["all"])
+    parser.add_argument("lmms_eval_root", help="folder holding lmms_eval/tasks/ (an lmms-eval checkout)")
+    parser.add_argument("--tests-dir", help="where test_<benchmark>.py goes (default: <root>/test/eval)")
+    parser.add_argument("--force", action="store_true", help="replace an existing lmms_eval/tasks/<benchmark>/")
+    parser.add_argument("--patch-make-table", action="store_true", help="also change lmms_eval/utils.py:make_table to print numbers only (README.md of the export)")
+    args = parser.parse_args(argv)
+    names = sorted(BENCHMARKS) if args.benchmark == "all" else [args.benchmark]
+    try:
+        for name in names:
+            result = export_benchmark(name, args.lmms_eval_root, args.tests_dir, args.force)
+            print(f"{name}: {result.task_dir} ({len([p for p in result.files if p.is_relative_to(result.task_dir)])} files, {result.size_bytes() / 1024:.0f} KB); tests: {result.test_file}")
+            missing = [f"{name} ({status})" for name, status in result.dependencies]
+            print(f"  imports beyond lmms-eval[audio]: {', '.join(missing) or 'none'} (README.md, 'Dependencies')")
+        if args.patch_make_table:
+            changed = patch_make_table(args.lmms_eval_root)
+            print(f"lmms_eval/utils.py: make_table {'now prints numbers only' if changed else 'already prints numbers only'}")
+    except ExportError as error:
+        print(f"lmms-eval-audio-export: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,219 @@
+"""The exported task folders in lmms-eval with this plugin absent (README, 'Contributing upstream').
+
+One session fixture builds a second virtual environment holding lmms-eval installed by pip from its PyPI wheel and
+no plugin: no ``lmms_eval.models`` entry point, none of ``lmms_eval_tasks``/``mcga``/``parsa``/``mmac`` importable.
+Its other packages are this environment's own, linked read-only (same versions, so the same numbers; installing them
+again would add minutes and gigabytes). ``lmms-eval-audio-export all`` writes the three benchmarks into that
+lmms-eval. Then:
+
+- the exported folders: no audio, the size goal, upstream's isort/black settings, no import of this project;
+- the exported upstream-style unit tests (``test/eval/test_<benchmark>.py``) pass there;
+- one CLI run there with lmms-eval's own ``from_log`` model replaying the answers of one plugin run (``replay``),
+  on the shipped samples in the release layouts, the judged tasks against one local judge server, gives every figure
+  the plugin's run gave.
+
+A venv that cannot be built fails the test (pip's error shown); ``-m "not upstream"`` deselects it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from lmms_eval_tasks import upstream_export
+from tests.chat_server import ChatServer
+from tests.conftest import FIXTURES, ROOT
+from tests.test_cli_end_to_end import lmms_eval, run_cli
+from tests.test_judge_cli import judge_env
+from tests.test_parsa_cli import MESSY, gold, write_predictions
+
+pytestmark = [pytest.mark.cli, pytest.mark.upstream]
+#: One task per benchmark, two where a second covers another kind (MCGA: CER and the judged S2TT).
+TASKS = {"mcga_asr": "mcga", "mcga_s2tt": "mcga", "parsa_asr": "parsa", "parsa_intent": "parsa", "mmac_paralinguistic": "mmac"}
+DATA = {"mcga": ROOT / "mcga/sample_data/data", "parsa": ROOT / "parsa/sample_data", "mmac": ROOT / "mmac/sample_data"}
+#: lmms-eval's loading of each task file, for the override YAML that replaces the hub dataset by the local sample.
+LOCAL_FILES = {
+    "mcga_asr": ("json", DATA["mcga"] / "MCGA_asr_test.jsonl"),
+    "mcga_s2tt": ("json", DATA["mcga"] / "MCGA_s2tt_test.jsonl"),
+    "parsa_asr": ("csv", DATA["parsa"] / "ASR/ASR.csv"),
+    "parsa_intent": ("csv", DATA["parsa"] / "Intent-Classification/Intent-Classification.csv"),
+    "mmac_paralinguistic": ("json", DATA["mmac"] / "mmac.jsonl"),
+}
+PLUGIN_PACKAGES = ("lmms_eval_tasks", "mcga", "parsa", "mmac", "audio_bench_core", "audio_bench_report")
+
+
+def _site_packages(venv: Path) -> Path:
+    [found] = (venv / "lib").glob("python3*/site-packages")
+    return found
+
+
+def build_plugin_free_venv(venv: Path) -> Path:
+    """``venv`` with lmms-eval (pip, PyPI wheel, this environment's version, ``--no-deps``) and, through a ``.pth``
+    line, a folder of links to this environment's other installed packages, leaving out lmms-eval and every file of
+    this plugin's distribution. Returns its site-packages.
+
+    Raises:
+        pytest.fail.Exception: venv or pip failed (the output is in the message).
+    """
+    from importlib.metadata import version
+
+    base = getattr(sys, "_base_executable", sys.executable)
+    steps = [[base, "-m", "venv", str(venv)]]
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True, timeout=300)
+        if done.returncode:
+            pytest.fail(f"building the plugin-free venv failed: {' '.join(step)}\n{done.stdout}{done.stderr}")
+    ours = Path(sysconfig.get_paths()["purelib"])
+    shared = venv.parent / f"{venv.name}-shared-packages"
+    shared.mkdir()
+    for entry in ours.iterdir():
+        name = entry.name
+        if name == "lmms_eval" or name.startswith("lmms_eval-") or "lmms_eval_audio_plugin" in name or name.endswith(".pth") or name == "__pycache__":
+            continue
+        (shared / name).symlink_to(entry)
+    site = _site_packages(venv)
+    (site / "plugin_free_shared_packages.pth").write_text(f"{shared}\n", encoding="utf-8")
+    pip = [str(venv / "bin/python"), "-m", "pip", "install", "--no-deps", f"lmms-eval=={version('lmms_eval')}"]
+    done = subprocess.run(pip, capture_output=True, text=True, timeout=600)
+    if done.returncode:
+        pytest.fail(f"installing lmms-eval from its wheel into the plugin-free venv failed: {' '.join(pip)}\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+    return site
+
+
+@pytest.fixture(scope="module")
+def upstream_tree(tmp_path_factory):
+    """``(venv, site-packages, tests folder)``: the plugin-free lmms-eval with the three benchmarks exported into it."""
+    base = tmp_path_factory.mktemp("upstream")
+    venv = base / "venv"
+    site = build_plugin_free_venv(venv)
+    probe = subprocess.run(
+        [str(venv / "bin/python"), "-c", "import importlib.metadata as m, importlib.util as u, json, lmms_eval; "
+         f"print(json.dumps([[str(e) for e in m.entry_points(group='lmms_eval.models')], [n for n in {PLUGIN_PACKAGES!r} if u.find_spec(n)], lmms_eval.__file__]))"],
+        capture_output=True, text=True, cwd=base, timeout=120,
+    )  # fmt: skip
+    assert probe.returncode == 0, probe.stderr
+    entry_points, importable, location = json.loads(probe.stdout)
+    assert entry_points == [] and importable == [] and location.startswith(str(site)), (entry_points, importable, location)
+    tests = base / "test" / "eval"
+    assert upstream_export.main(["all", str(site), "--tests-dir", str(tests), "--patch-make-table"]) == 0
+    return venv, site, tests
+
+
+def test_exported_folders_hold_no_audio_stay_small_and_pass_upstreams_formatters(upstream_tree):
+    venv, site, tests = upstream_tree
+    for name in ("mcga", "parsa", "mmac"):
+        folder = site / "lmms_eval" / "tasks" / name
+        files = [p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+        assert not [p for p in files if p.suffix.lower() in (".wav", ".flac", ".mp3", ".ogg", ".parquet", ".csv")], name
+        code = sum(p.stat().st_size for p in files if p.suffix not in (".json", ".jsonl"))
+        assert code < 300 * 1024, (name, code)  # the goal, data files the task reads (prompts, labels, rubric) aside
+        for path in folder.rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            assert not any(f"from {p}" in text or f"import {p}" in text for p in PLUGIN_PACKAGES), path
+    py_files = [str(p) for p in site.joinpath("lmms_eval/tasks").glob("*/**/*.py") if p.parts[-2] in ("mcga", "parsa", "mmac", "shared")]
+    py_files += [str(p) for p in tests.glob("*.py")] + [str(site / "lmms_eval/utils.py")]  # utils.py: make_table changed
+    black = subprocess.run([sys.executable, "-m", "black", "--check", "--quiet", "--line-length=240", *py_files], capture_output=True, text=True)
+    assert black.returncode == 0, black.stderr[-3000:]
+    isort = subprocess.run([sys.executable, "-m", "isort", "--check-only", "--profile", "black", *py_files], capture_output=True, text=True, cwd=site)
+    assert isort.returncode == 0, isort.stdout[-3000:] + isort.stderr[-3000:]
+
+
+def test_exported_unit_tests_pass_without_the_plugin(upstream_tree, offline_env):
+    venv, site, tests = upstream_tree
+    # The three test_<benchmark>_tasks_are_registered tests each index all of lmms-eval's tasks (~17 s); one index
+    # built here checks the same names, and the other 16 tests run as the contributor would run them.
+    names = {"mcga", "mcga_asr", "mcga_s2tt", "mcga_sr_text", "parsa", "parsa_asr", "parsa_vazn_fewshot", "parsa_intent_text", "mmac", "mmac_content", "mmac_implication"}
+    index = subprocess.run([str(venv / "bin/python"), "-c", "import json; from lmms_eval.tasks import TaskManager; print(json.dumps(sorted(TaskManager('ERROR').all_tasks)))"],
+                           capture_output=True, text=True, env=offline_env, cwd=tests.parent.parent, timeout=600)  # fmt: skip
+    assert index.returncode == 0, index.stderr[-3000:]
+    assert names <= set(json.loads(index.stdout.splitlines()[-1]))
+    done = subprocess.run([str(venv / "bin/python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "not registered", str(tests)],
+                          capture_output=True, text=True, env=offline_env, cwd=tests.parent.parent, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert re.search(r"\b19 passed, 3 deselected\b", done.stdout), done.stdout[-500:]
+
+
+def _judge_reply():
+    """The scripted replies of the MCGA S2TT fixture and of the MMAC fixture (tests/fixtures/*/judge_replies.json)."""
+    entries = [e for path in (FIXTURES / "official_runner_rows/judge_replies.json", FIXTURES / "mmac/judge_replies.json") for e in json.loads(path.read_text(encoding="utf-8"))["replies"]]
+
+    def reply(messages):
+        text = messages[-1]["content"]
+        return next(e["reply"] for e in entries if all(marker in text for marker in e["all"]))
+
+    return reply
+
+
+def _write_from_log(samples_dir: Path, logs: Path) -> None:
+    """lmms-eval's ``from_log`` input (``{"args", "logs": [{"doc_id", "resps": [[answer]]}], "model_configs": {"task"}}``,
+    one file per task), from the samples of the plugin's run: the same answer for the same document."""
+    logs.mkdir()
+    for task in TASKS:
+        [file] = samples_dir.rglob(f"*_samples_{task}.jsonl")
+        rows = [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines()]
+        log = {"args": {"model": "from_log", "model_args": "", "limit": None}, "time": "0101_0000", "model_configs": {"task": task}, "logs": [{"doc_id": r["doc_id"], "resps": [[r["filtered_resps"]]]} for r in rows]}
+        (logs / f"{task}.json").write_text(json.dumps(log, ensure_ascii=False), encoding="utf-8")
+
+
+def _override_yamls(site: Path, folder: Path) -> None:
+    """One YAML per task in ``folder`` (lmms-eval's ``--tasks <folder>``): the exported task with the shipped sample
+    as the local file lmms-eval loads instead of the hub dataset (the exported README's recipe)."""
+    folder.mkdir()
+    for task, benchmark in TASKS.items():
+        builder, path = LOCAL_FILES[task]
+        config = {"task": task, "include": str(site / "lmms_eval/tasks" / benchmark / f"{task}.yaml"), "dataset_path": builder, "dataset_kwargs": {"data_files": {"test": str(path)}}}
+        (folder / f"{task}.yaml").write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML
+
+
+def test_from_log_in_plain_lmms_eval_gives_the_plugins_figures(upstream_tree, lmms_eval_cli, offline_env, tmp_path):
+    venv, site, _ = upstream_tree
+    answers = {"parsa_asr": gold("asr"), "parsa_intent": gold("intent")}
+    for task in answers:
+        answers[task].update(MESSY[task])
+    predictions = tmp_path / "predictions.jsonl"
+    write_predictions(predictions, answers)
+    with predictions.open("a", encoding="utf-8") as handle:
+        for folder in ("asr", "s2tt"):
+            for line in (FIXTURES / "official_runner_rows" / folder / "demo_audio.jsonl").read_text(encoding="utf-8").splitlines():
+                handle.write("\n" + line)
+        handle.write("\n" + (FIXTURES / "mmac/captions.jsonl").read_text(encoding="utf-8").strip())
+    env = {**offline_env, **{f"{b.upper()}_DATA_DIR": str(p) for b, p in DATA.items()}}
+    with ChatServer(_judge_reply()) as server:
+        plugin_out = tmp_path / "plugin"
+        plugin, _ = lmms_eval(lmms_eval_cli, judge_env(env, server, tmp_path / "plugin.sqlite3"), plugin_out, ",".join(TASKS), "replay", f"predictions={predictions}")
+        _write_from_log(plugin_out, tmp_path / "logs")
+        _override_yamls(site, tmp_path / "overrides")
+        upstream_out = tmp_path / "upstream"
+        command = [str(venv / "bin/lmms-eval"), "--tasks", str(tmp_path / "overrides"), "--model", "from_log", "--model_args", f"logs={tmp_path / 'logs'}",
+                   "--output_path", str(upstream_out), "--log_samples", "--verbosity", "DEBUG"]  # fmt: skip
+        code, log = run_cli(command, judge_env(env, server, tmp_path / "upstream.sqlite3"), cwd=tmp_path)
+    assert code == 0, log[-4000:]
+    [results_file] = upstream_out.rglob("*_results.json")
+    upstream = json.loads(results_file.read_text(encoding="utf-8"))
+    for task in TASKS:
+        ours, theirs = plugin["results"][task], upstream["results"][task]
+        assert sorted(theirs) == sorted(ours), task
+        differing = {key: (ours[key], theirs[key]) for key in ours if key != "alias" and ours[key] != theirs[key]}
+        # Expected to differ: each run's own judge cache (both runs call the judge), and how PARSA names its data
+        # folder (the plugin recognises its shipped sample; the export has none, so it names the folder).
+        for key in [k for k in differing if k.startswith("judge,")]:
+            assert {k for k in ours[key] if ours[key][k] != theirs[key][k]} == {"cache_path"}, (task, differing[key])
+            del differing[key]
+        if "data_source,none" in differing:
+            assert theirs["data_source,none"] == f"local:{DATA['parsa']}" and ours["data_source,none"].startswith("sample:parsa/sample_data")
+            del differing["data_source,none"]
+        assert differing == {}, (task, differing)
+    # lmms-eval's printed table (make_table changed by --patch-make-table): numbers only, the rest named under it.
+    table = log[re.search(r"^\|\s*Tasks\s*\|Filter", log, re.MULTILINE).start() :]
+    rows = [line for line in table.splitlines() if line.startswith("|")]
+    assert any("|cer_official " in row for row in rows) and not any("by_genre" in row or "signature" in row or "{" in row for row in rows)
+    assert "Not shown above (not numbers; in the results JSON): " in table and "cer_official_by_genre (mcga_asr)" in table
+    r = upstream["results"]
+    assert r["mcga_s2tt"]["judge_failed,none"] == 0 and isinstance(r["mcga_s2tt"]["llm_b,none"], float)
+    assert isinstance(r["mmac_paralinguistic"]["accuracy,none"], float) and r["parsa_intent"]["scored,none"] > 0

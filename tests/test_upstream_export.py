@@ -1,0 +1,180 @@
+"""lmms-eval-audio-export's pieces: import rewriting, YAML conversion, the module closure, dependency notes, errors.
+The whole export run in a plugin-free lmms-eval is tests/test_upstream_cli.py."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from lmms_eval_tasks import upstream_export as ex
+
+
+def _module(name, target, is_package=False):
+    return ex.Module(name, ex.ROOT / "x.py", target, is_package)
+
+
+@pytest.mark.parametrize(
+    ("source", "is_package", "target", "expected"),
+    [
+        ("lmms_eval.tasks.mcga.data", False, "lmms_eval.tasks.mcga.shared.audio", ".shared.audio"),
+        ("lmms_eval.tasks.mcga.shared.judge", False, "lmms_eval.tasks.mcga.shared.reasoning", ".reasoning"),
+        ("lmms_eval.tasks.mcga.shared.responses", False, "lmms_eval.tasks.mcga.normalize", "..normalize"),
+        ("lmms_eval.tasks.mcga.data", False, "lmms_eval.tasks.mcga", "."),
+        ("lmms_eval.tasks.mcga.shared", True, "lmms_eval.tasks.mcga.shared.audio", ".audio"),
+    ],
+)
+def test_relative_import_clause_names_the_target_from_the_importing_package(source, is_package, target, expected):
+    assert ex._relative(source, is_package, target) == expected
+
+
+def test_imports_are_rewritten_in_place_keeping_aliases_comments_and_nesting():
+    modules = {
+        "mcga": _module("mcga", "lmms_eval.tasks.mcga", True),
+        "mcga.normalize": _module("mcga.normalize", "lmms_eval.tasks.mcga.normalize"),
+        "audio_bench_core.audio": _module("audio_bench_core.audio", "lmms_eval.tasks.mcga.shared.audio"),
+    }
+    source = textwrap.dedent('''\
+        """Doc naming audio_bench_core.audio stays as written."""
+        from __future__ import annotations
+
+        import json
+        from mcga import normalize
+        from mcga.normalize import (
+            nfkc as fold,
+            normalize_for_cer,
+        )
+
+
+        def f():
+            from audio_bench_core.audio import first_not_utf8  # shared cell checks
+            return json, fold, first_not_utf8
+        ''')
+    module = _module("mcga.data", "lmms_eval.tasks.mcga.data")
+    relative = ex.rewrite_imports(source, module, modules, absolute=False)
+    assert "from . import normalize\n" in relative
+    assert "from .normalize import nfkc as fold, normalize_for_cer\n" in relative
+    assert "    from .shared.audio import first_not_utf8  # shared cell checks\n" in relative
+    assert relative.startswith('"""Doc naming audio_bench_core.audio stays as written."""') and "import json\n" in relative
+    absolute = ex.rewrite_imports(source, module, modules, absolute=True)
+    assert "from lmms_eval.tasks.mcga import normalize\n" in absolute and "from lmms_eval.tasks.mcga.shared.audio import first_not_utf8" in absolute
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [("import mcga.data\n", "`import mcga.data`"), ("from .data import x\n", "relative import in project code")],
+)
+def test_import_forms_the_export_cannot_rewrite_are_refused_with_the_line(source, message):
+    with pytest.raises(ex.ExportError, match=message) as error:
+        ex.project_imports(source, "mcga/x.py")
+    assert "mcga/x.py:1" in str(error.value)
+
+
+def test_closure_holds_what_the_hooks_use_and_nothing_else():
+    closure = ex.module_closure("mcga")
+    assert {"lmms_eval_tasks.mcga.hooks", "mcga", "mcga.data", "mcga.judging", "mcga.metrics", "mcga.normalize", "mcga.prompts"} <= set(closure)
+    assert "mcga.report" not in closure and "mcga.report_layout" not in closure  # report tools are not part of a task
+    assert closure["lmms_eval_tasks.mcga.hooks"].target == "lmms_eval.tasks.mcga.utils"
+    assert not [m for m in closure if m.startswith(("parsa", "mmac", "lmms_eval_tasks.models", "lmms_eval_tasks.plugin"))]
+
+
+@pytest.mark.parametrize("module", ["audio_bench_report.tables", "mcga.normalize", "lmms_eval_tasks.plugin"])
+def test_a_module_of_another_package_benchmark_or_the_glue_is_refused(module):
+    with pytest.raises(ex.ExportError, match="may not import"):
+        ex._target(module, "parsa", "lmms_eval_tasks.parsa.hooks")
+
+
+def test_shared_code_comes_from_audio_bench_core_only():
+    for benchmark in ex.BENCHMARKS:
+        shared = {name for name, module in ex.module_closure(benchmark).items() if ".shared" in module.target}
+        assert shared and all(name.split(".")[0] == "audio_bench_core" for name in shared), (benchmark, shared)
+
+
+def test_task_yaml_gets_utils_references_the_hub_dataset_and_no_plugin_model_blocks():
+    closure = ex.module_closure("parsa")
+    responses = next(m.name for m in closure.values() if m.target.endswith(".shared.responses"))
+    config = ex.read_yaml_text(
+        textwrap.dedent(f"""\
+            dataset_path: csv
+            dataset_kwargs:
+              data_files: {{test: ../../parsa/sample_data/ASR/ASR.csv}}
+              num_proc: 1
+            process_docs: !function lmms_eval_tasks.parsa.hooks.parsa_asr_docs
+            metric_list:
+              - metric: empty_responses
+                aggregation: !function {responses}.agg_empty_responses
+            model_specific_generation_kwargs:
+              faster_whisper: {{language: fa}}
+            lmms_eval_specific_kwargs:
+              default: {{simple_audio: array}}
+              faster_whisper: {{simple_audio: path}}
+            """)
+    )
+    reexports = {}
+    out = ex.export_yaml(config, ex.TASKS_DIR / "parsa/x.yaml", ex.BENCHMARKS["parsa"], "lmms_eval_tasks.parsa.hooks", closure, reexports)
+    assert list(out)[:2] == ["dataset_path", "dataset_kwargs"]
+    assert out["dataset_path"] == "MohammadJRanjbar/PARSA-Bench" and out["dataset_kwargs"] == {"num_proc": 1, "token": True}
+    assert out["process_docs"] == "utils.parsa_asr_docs" and out["metric_list"][0]["aggregation"] == "utils.agg_empty_responses"
+    assert reexports == {"agg_empty_responses": "lmms_eval.tasks.parsa.shared.responses"}
+    assert "model_specific_generation_kwargs" not in out and out["lmms_eval_specific_kwargs"] == {"default": {"simple_audio": "array"}}
+    text = ex.dump_yaml(out)
+    assert "process_docs: !function utils.parsa_asr_docs\n" in text and "  - metric: empty_responses\n" in text
+
+
+def test_a_function_outside_the_export_is_an_error_naming_the_yaml():
+    config = ex.read_yaml_text("process_results: !function lmms_eval_tasks.plugin.register\n")
+    with pytest.raises(ex.ExportError, match="x.yaml: !function lmms_eval_tasks.plugin.register"):
+        ex.export_yaml(config, ex.TASKS_DIR / "mcga/x.yaml", ex.BENCHMARKS["mcga"], "lmms_eval_tasks.mcga.hooks", ex.module_closure("mcga"), {})
+
+
+def test_dependencies_beyond_lmms_eval_are_named_with_status_and_our_range():
+    source = textwrap.dedent("""\
+        import numpy
+        import opencc
+        from sklearn.metrics import f1_score
+        try:
+            from comet import load_from_checkpoint
+        except ImportError:
+            load_from_checkpoint = None
+        from mcga import data
+        """)
+    found = dict(ex.extra_dependencies([source]))
+    assert found == {"opencc<2,>=1.4.2": "missing", "unbabel-comet": "optional"}  # numpy, scikit-learn: lmms-eval's own
+    assert "opencc" in ex.dependency_lines(list(found.items()))
+
+
+def test_the_target_must_be_an_lmms_eval_tree_and_a_folder_is_replaced_only_with_force(tmp_path, capsys):
+    assert ex.main(["mcga", str(tmp_path)]) == 2
+    assert f"{tmp_path}: not an lmms-eval checkout" in capsys.readouterr().err
+    (tmp_path / "lmms_eval/tasks/mcga").mkdir(parents=True)
+    (tmp_path / "lmms_eval/tasks/__init__.py").write_text("")
+    assert ex.main(["mcga", str(tmp_path)]) == 2
+    assert "exists; pass --force" in capsys.readouterr().err
+
+
+def test_make_table_patch_prints_numbers_and_names_the_rest(tmp_path):
+    import importlib.util
+    from importlib.metadata import distribution
+
+    installed = distribution("lmms_eval").locate_file("lmms_eval/utils.py")
+    (tmp_path / "lmms_eval").mkdir()
+    (tmp_path / "lmms_eval/utils.py").write_text(installed.read_text(encoding="utf-8"), encoding="utf-8")
+    assert ex.patch_make_table(tmp_path) is True
+    assert ex.patch_make_table(tmp_path) is False  # already applied
+    spec = importlib.util.spec_from_file_location("patched_lmms_eval_utils", tmp_path / "lmms_eval/utils.py")
+    patched = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(patched)
+    values = {"cer,none": 12.5, "cer_stderr,none": "N/A", "by_genre,none": {"诗": 10.0}, "signature,none": "norm:t2s", "ci95,none": [0.1, 0.2], "llm_b,none": "not computed: no judge"}
+    table = patched.make_table({"results": {"mcga_asr": {"alias": "mcga_asr", **values}}, "n-shot": {"mcga_asr": 0}, "higher_is_better": {"mcga_asr": {}}})
+    rows = [line for line in table.splitlines() if line.startswith("|mcga_asr")]
+    assert len(rows) == 1 and "|cer   |" in rows[0] and "12.5" in rows[0]
+    assert table.splitlines()[-1] == "Not shown above (not numbers; in the results JSON): by_genre (mcga_asr); ci95 (mcga_asr); llm_b (mcga_asr); signature (mcga_asr)"
+
+
+def test_the_exported_data_module_reads_the_hub_when_no_folder_is_named():
+    source = (ex.ROOT / "mcga/data.py").read_text(encoding="utf-8")
+    assert '\nUNSET_DATA_DIR = "sample"\n' in source
+    exported = ex.set_constant(source, "UNSET_DATA_DIR", "hub", "mcga/data.py")
+    assert '\nUNSET_DATA_DIR = "hub"\n' in exported and exported.replace('UNSET_DATA_DIR = "hub"', 'UNSET_DATA_DIR = "sample"') == source
+    with pytest.raises(ex.ExportError, match="no module-level `NO_SUCH"):
+        ex.set_constant(source, "NO_SUCH", "hub", "mcga/data.py")
