@@ -26,8 +26,11 @@ demo: setup
 	$(OFFLINE) $(BIN)/lmms-eval --tasks mmac --model faster_whisper --output_path out/demo/mmac --log_samples
 	$(BIN)/audio-bench-report out/demo --out out/demo/report
 
+# The suite runs in PYTEST_WORKERS processes (pytest-xdist), each taking whole test modules (a module's shared fixture,
+# e.g. one CLI run read by several tests, runs once). make test PYTEST_WORKERS=0: one process.
+PYTEST_WORKERS ?= 2
 test: setup
-	$(OFFLINE) $(BIN)/python -m pytest -q
+	$(OFFLINE) $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadscope
 
 # Speed and memory figures of issue 13, each a ratio against a floor measured in the same run (bench/README.md).
 # Not tests: CI does not run them. Default sizes take about 13 minutes in all on 2 quiet cores; issue sizes: bench/README.md.
