@@ -46,7 +46,6 @@ import json
 import math
 import os
 import queue
-import re
 import sqlite3
 import threading
 import time
@@ -253,7 +252,7 @@ class JudgeReply:
     @cached_property
     def reasoning(self) -> ReasoningSplit:
         """:func:`audio_bench_core.reasoning.split_reasoning` of ``content``: the judge's final text and its reasoning."""
-        return _split(self.content)
+        return split_reasoning(self.content)
 
     @property
     def final(self) -> str | None:
@@ -1090,22 +1089,12 @@ def read_score(result: ScoreResult, reply: str | None) -> tuple[float | object |
     return float(result), None
 
 
-#: Every reasoning spelling (audio_bench_core.reasoning.REASONING_SPELLINGS) starts with one of these characters.
-_REASONING_START = re.compile(r"[<\[◁]")
-
-
-def _split(text: str | None) -> ReasoningSplit:
-    """:func:`audio_bench_core.reasoning.split_reasoning`, skipped (a few microseconds per reply) for a text that holds
-    no character a reasoning spelling starts with."""
-    return split_reasoning(text) if text and _REASONING_START.search(text) else ReasoningSplit(answer=text or "")
-
-
 def _unusable(validate: Validator | None, content: str) -> tuple[str, str] | None:
     """None when ``validate`` accepts the judge's final text in ``content``, else ``(error kind, reason)``. A reply whose
     reasoning never closed is unusable whatever ``validate`` says: it holds no verdict, only a draft."""
     if validate is None:
         return None
-    split = _split(content)
+    split = split_reasoning(content)
     if split.unfinished:
         return UNFINISHED_REASONING, f"the judge's reasoning never closed ({split.trace_chars} characters, no verdict after it) in {_snippet(content)}"
     try:

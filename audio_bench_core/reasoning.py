@@ -16,6 +16,14 @@ Spellings recognised (case-insensitive; :data:`REASONING_SPELLINGS`):
 - gpt-oss "harmony" channels: ``<|channel|>analysis<|message|> ... <|end|>`` is reasoning; the final channel's
   markers (``<|start|>assistant``, ``<|channel|>final<|message|>``, ``<|return|>``) are dropped.
 
+Answer wrappers (:data:`ANSWER_WRAPPERS`): models trained on R1-style templates (``<think>…</think><answer>…</answer>``:
+R1-AQA, SARI, Omni-R1 and the like) or Audio-Reasoner's (``<THINK>…</THINK><RESPONSE>…</RESPONSE>``) put the final
+answer inside ``<answer>``, ``<response>``, ``<final_answer>`` or ``<final>`` tags. Outside reasoning, when at least one
+such block is closed, the answer is the text inside the closed blocks (joined by new lines, in order), as those models'
+own evaluation scripts read it; other text outside them (a preamble) is dropped. Stray wrapper tags (an opening tag
+never closed, a lone closing tag) are dropped and the text around them kept. The tags never reach a scorer (an ASR
+hypothesis holding ``<answer>`` would count its letters as errors).
+
 Rule (one left-to-right pass, linear in the text's length): text outside every block is the answer; an opening
 tag starts a block and a closing tag of any spelling ends the innermost open block; a closing tag with no block
 open means the chat template pre-filled the opening tag, so everything before it is reasoning too; a block still
@@ -43,6 +51,10 @@ REASONING_SPELLINGS = (
     ("<|channel|>analysis<|message|>", "<|end|>"),
 )
 
+#: Tags around the final answer (module docstring): the text inside closed ones is the answer.
+ANSWER_WRAPPERS = ("<answer>", "<response>", "<final_answer>", "<final>")
+_WRAPPER_TAG = re.compile(r"<\s*(?P<close>/)?\s*(?:answer|response|final_answer|final)\s*>", re.IGNORECASE)
+
 _TAG_NAMES = r"(?:think|thinking|thoughts?|reasoning|analysis|seed:think)"
 _EVENTS = re.compile(
     r"(?P<xml_close><\s*/\s*" + _TAG_NAMES + r"\s*>)"
@@ -63,7 +75,8 @@ class ReasoningSplit:
 
     Attributes:
         answer: the text outside every reasoning block, stripped (the input unchanged when it holds no
-            reasoning spelling); ``""`` when everything was reasoning.
+            reasoning spelling or answer wrapper); only the text inside closed answer wrappers when there are
+            any (module docstring); ``""`` when everything was reasoning.
         trace_chars: characters of reasoning removed (tags included), 0 when none.
         unfinished: a reasoning block was still open at the end of the text: the model gave no final answer.
         has_reasoning: any reasoning spelling was found (closed, pre-filled or unfinished).
@@ -82,11 +95,11 @@ def split_reasoning(text: str | None) -> ReasoningSplit:
     (pre-filled opening tag) -> ``"A"``; ``"<think>it is B"`` -> ``""``, unfinished; ``"◁think▷…◁/think▷A"`` -> ``"A"``.
     """
     text = text or ""
-    if "<" not in text and "◁" not in text and "[" not in text:  # every spelling starts with one of these
+    if "<" not in text and "◁" not in text and "[" not in text:  # every spelling and wrapper starts with one of these
         return ReasoningSplit(answer=text)
     events = list(_EVENTS.finditer(text))
     if not events:
-        return ReasoningSplit(answer=text)
+        return ReasoningSplit(answer=_unwrapped_answer(text))
     answer_parts: list[str] = []
     trace_chars = 0
     depth = 0
@@ -118,4 +131,32 @@ def split_reasoning(text: str | None) -> ReasoningSplit:
     else:
         answer_parts.append(tail)
     answer = "\n".join(part.strip() for part in answer_parts if part.strip())
-    return ReasoningSplit(answer=answer, trace_chars=trace_chars, unfinished=depth > 0, has_reasoning=found)
+    return ReasoningSplit(answer=_unwrapped_answer(answer), trace_chars=trace_chars, unfinished=depth > 0, has_reasoning=found)
+
+
+def _unwrapped_answer(answer: str) -> str:
+    """``answer`` read through its answer wrappers (module docstring): the text inside closed ``<answer>``-like blocks
+    when there are any, else ``answer`` without stray wrapper tags. One pass over the tags (linear)."""
+    tags = list(_WRAPPER_TAG.finditer(answer)) if "<" in answer else []
+    if not tags:
+        return answer
+    inside: list[str] = []
+    outside: list[str] = []
+    opened_at = None  # end of the innermost unmatched opening tag; wrappers are not nested in practice
+    position = 0
+    for tag in tags:
+        if tag["close"] and opened_at is not None:
+            inside.append(answer[opened_at : tag.start()])
+            opened_at = None
+        elif not tag["close"]:
+            if opened_at is not None:  # an opening tag never closed before this one: its text is plain text
+                outside.append(answer[opened_at : tag.start()])
+            else:
+                outside.append(answer[position : tag.start()])
+            opened_at = tag.end()
+        else:  # a lone closing tag
+            outside.append(answer[position : tag.start()])
+        position = tag.end()
+    outside.append(answer[opened_at if opened_at is not None else position :])
+    parts = inside if inside else outside
+    return "\n".join(part.strip() for part in parts if part.strip())

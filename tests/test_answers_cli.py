@@ -51,9 +51,13 @@ MCGA_ASR = {
     "upload/espeak-m/asr_fu_01.wav": "<think>\n音频读的是《阿房宫赋》，开头是“六王毕，四海一”，我需要仔细分辨后面的",
     "upload/espeak-m/asr_fu_02.wav": "<thinking>草稿：壬戌之秋……</thinking>" + ASR_GOLD["upload/espeak-m/asr_fu_02.wav"],
     WEN: ASR_GOLD[WEN].replace("仙", "僊").replace("德", "徳"),
+    # the final answer inside answer tags: an R1-style template, and Audio-Reasoner's (tags nested in its THINK)
+    "upload/espeak-f/asr_shi_01.wav": "<think>\n是李白的《静夜思》。\n</think>\n<answer>" + ASR_GOLD["upload/espeak-f/asr_shi_01.wav"] + "</answer>",
+    "upload/espeak-m/asr_shi_01.wav": "<THINK><PLANNING>逐句听写。</PLANNING><REASONING>五言绝句。</REASONING></THINK><RESPONSE>"
+    + ASR_GOLD["upload/espeak-m/asr_shi_01.wav"] + "</RESPONSE>",
 }
 # what the scorers must see: reasoning removed; the unfinished block leaves nothing
-MCGA_ASR_READ = {**MCGA_ASR, **{k: ASR_GOLD[k] for k in MCGA_ASR if k.endswith(("ci_01.wav", "ci_02.wav", "fu_02.wav"))}, "upload/espeak-m/asr_fu_01.wav": ""}
+MCGA_ASR_READ = {**MCGA_ASR, **{k: ASR_GOLD[k] for k in MCGA_ASR if k.endswith(("ci_01.wav", "ci_02.wav", "fu_02.wav", "shi_01.wav"))}, "upload/espeak-m/asr_fu_01.wav": ""}
 MCGA_SU = {
     "upload/espeak-f/asr_qu_01.wav": "<think>\n选项A写边塞，选项B写思乡。枯藤老树昏鸦写的是游子。\n</think>\n\n答案是A。不对，答案是B。",  # gold B: retracted, B
     "upload/espeak-m/asr_qu_01.wav": "答案是B嗎？",  # gold B: a question, not an answer
@@ -82,7 +86,8 @@ PARSA_ASR = {
     "asr_02": '<think>The speaker says the library opens at eight.</think>' + _parsa_gold("asr")["asr_02"],
 }
 FA_EN_QUOTED = 'The train leaves at "five o\'clock".'
-PARSA_FA_EN = {**_parsa_gold("s2tt_fa_en"), "fa_en_03": '{"translation": "%s"}' % FA_EN_QUOTED}
+PARSA_FA_EN = {**_parsa_gold("s2tt_fa_en"), "fa_en_03": '{"translation": "%s"}' % FA_EN_QUOTED,
+               "fa_en_02": "<think>About food.</think>\n<answer>" + json.loads(_parsa_gold("s2tt_fa_en")["fa_en_02"])["translation"] + "</answer>"}  # fmt: skip
 MMAC_CONTENT = {
     "content_en_01": "<think>The audio is a woman reading an announcement about the library opening hours, I should",
     "content_zh_01": "<think>Chinese recitation, probably Li Bai.</think>A man recites Li Bai's poem Quiet Night Thoughts.",
@@ -200,6 +205,8 @@ def test_parsa_repairs_broken_json_and_never_scores_the_wrapper(runs):
     assert (asr["scored"], asr["wer_mean"], asr["repaired_json"], asr["json_fallback"]) == (5, 0.0, 2, 0)
     predictions = {s["chrf_pp"]["id"]: s["chrf_pp"]["prediction"] for s in runs["first"]["samples"]["parsa_s2tt_fa_en"]}
     assert predictions["fa_en_03"] == FA_EN_QUOTED and fa_en["repaired_json"] == 1
+    # inside its answer tags, read as a bare (non-JSON) answer: its final full stop dropped (parsing.bare_answer)
+    assert predictions["fa_en_02"] == json.loads(_parsa_gold("s2tt_fa_en")["fa_en_02"])["translation"].removesuffix(".")
     references = {doc["id"]: doc["reference"] for doc in parsa_data.load_task_docs("s2tt_fa_en", data_dir=parsa_data.SAMPLE_DATA_DIR)}
     ids = sorted(references)
     assert fa_en["bleu"] == pytest.approx(parsa_metrics.bleu([predictions[i] for i in ids], [references[i] for i in ids]))

@@ -39,6 +39,47 @@ def test_final_text_is_what_lies_outside_reasoning(text, answer, unfinished):
     assert (split.answer, split.unfinished, split.has_reasoning) == (answer, unfinished, True)
 
 
+@pytest.mark.parametrize(
+    "text, answer",
+    [
+        # R1-style templates (R1-AQA, SARI, Omni-R1): the answer inside <answer> tags after the reasoning
+        ("<think>B or C? C.</think>\n<answer>C</answer>", "C"),
+        # Audio-Reasoner: tags nested inside its THINK block, the answer in RESPONSE
+        ("<THINK><PLANNING>p</PLANNING><REASONING>maybe A</REASONING><SUMMARY>s</SUMMARY></THINK><RESPONSE>The answer is B.</RESPONSE>", "The answer is B."),
+        # a preamble outside the wrapper is dropped; several wrappers are all kept, in order, for the answer rules
+        ("Let me answer. <answer>床前明月光</answer> Done.", "床前明月光"),
+        ("<answer>A</answer> Wait. <final_answer>B</final_answer>", "A\nB"),
+        # stray tags: dropped, the text kept (an answer cut off inside its wrapper)
+        ("<answer>the train leaves at", "the train leaves at"),
+        ("B</answer>", "B"),
+        ("< Answer >2</ANSWER >", "2"),
+        # the wrapper inside reasoning is reasoning
+        ("<think><answer>A</answer></think>B", "B"),
+    ],
+)
+def test_final_answer_is_read_inside_answer_tags(text, answer):
+    assert split_reasoning(text).answer == answer
+
+
+def test_answer_tags_cost_linear_time():
+    split = split_reasoning("<answer>" * 200_000 + "x" * 1_000_000)
+    assert split.answer == "x" * 1_000_000
+
+
+def test_every_spelling_is_read_in_each_placement():
+    from audio_bench_core.reasoning import ANSWER_WRAPPERS, REASONING_SPELLINGS
+
+    for opening, closing in REASONING_SPELLINGS:
+        assert split_reasoning(f"{opening}draft 1{closing}Score: 4").answer == "Score: 4", opening
+        if closing != "<|end|>":  # gpt-oss also ends its final channel with <|end|>: alone it is a marker, dropped
+            assert split_reasoning(f"draft 1{closing}Score: 4").answer == "Score: 4", closing  # pre-filled opening
+        assert split_reasoning(f"{opening}draft 1").unfinished, opening
+        assert split_reasoning(f"{opening.upper()} x {closing.upper()} 4").answer == "4", opening
+    for opening in ANSWER_WRAPPERS:
+        closing = opening.replace("<", "</")
+        assert split_reasoning(f"Sure. {opening}4{closing}").answer == "4", opening
+
+
 def test_text_without_reasoning_is_returned_unchanged():
     for text in ("  B  ", '{"answer": "<b>"}', "think about it: A", "", None):
         split = split_reasoning(text)
