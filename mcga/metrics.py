@@ -254,7 +254,9 @@ def official_mcq_correct(gold: str | None, prediction: str | None) -> bool:
 
 
 _OPEN_WRAPPERS = "([（【\"“'‘*"
-_WRAP = f"[{re.escape(_OPEN_WRAPPERS)}]*"
+#: Brackets, quotes and emphasis before a letter, and LaTeX's ``\boxed{`` / ``\text{`` (reasoning models trained on
+#: maths write ``\boxed{B}``).
+_WRAP = rf"(?:[{re.escape(_OPEN_WRAPPERS)}]|\\(?:boxed|text|textbf|mathrm)\s*\{{)*"
 # An option letter: upper-case, or lower-case only where no word follows ("答案是b。"), so that the article in
 # "I cannot answer a question" is not read as option A.
 _LETTER = r"(?<![A-Za-z])([A-Z]|[a-z](?=\s*(?:$|[^\sA-Za-z])))(?![A-Za-z])"
@@ -266,7 +268,7 @@ _SECOND_LETTER = r"(?P<second>\s*(?:或者|或|和|与|及|、|/|(?i:\bor\b|\ban
 _ANSWER_PHRASE = re.compile(
     r"(?i:正确答案|最终答案|参考答案|答案|正确的选项|正确选项|应选|选择|我选|我觉得|我认为|我猜|应该|应当|(?<![\w])选"
     r"|final answer|correct answer|correct option|correct choice|the answer|answer|i choose|i pick|i select|i would choose|i'd choose"
-    r"|i would go with|i'd go with|my choice)"
+    r"|i would go with|i'd go with|my choice|(?=\\boxed))"
     r"\s*(?i:应该是|应该选|应为|应是|就是|还是|是|为|选择|选|is|would be|should be|will be|=)?\s*[:：]?\s*(?i:选项|option|choice)?\s*"
     + _WRAP + r"\s*" + _LETTER + _NEGATED + _SECOND_LETTER
 )
@@ -341,6 +343,12 @@ _RETRACTION = re.compile(
     r"|(?i:\b(?:wait|actually|correction|i mean|on second thought|scratch that|i was wrong|my mistake|mistake|oops|sorry"
     r"|final(?:ly)?|revised?|reconsider(?:ing)?|let me (?:re-?)?(?:check|think|consider|correct|revise)|no(?=[,.!;:]))\b)"
 )
+#: Words that offer another option beside the declared one ("答案是B，也可能是C", "The answer is B, but it could also
+#: be C"): with another option letter after them, the reply names no single answer. Read after t2s.
+_HEDGE = re.compile(
+    r"也可能|也许|或许|可能是|不排除|也有可能|(?i:\b(?:or maybe|or possibly|or perhaps|could also be|might also be|may also be"
+    r"|possibly|perhaps|alternatively|not sure|unsure)\b)"
+)
 _UPPER_LETTER = re.compile(r"(?<![A-Za-z])([A-Z])(?![A-Za-z])")
 
 
@@ -396,7 +404,9 @@ def strict_mcq_reading(prediction: str | None, letters: str = "ABCD", options: d
        ``actually``, ``final``, ...) stands between the last differing declaration and the final letter
        (``答案是A。不对，答案是B`` is B; ``The answer is A. Wait, the answer is B`` is B); otherwise the reply is
        ``"ambiguous"`` (``答案是A。答案是B``, ``答案是A或B``), and so is a final declaration followed by a retraction
-       and another option letter (``答案是A。不对，是B``). A letter called wrong (``我觉得A不对``) is not declared;
+       or a hedge (:data:`_HEDGE`: ``也可能是``, ``or maybe``, ``could also be``) and another option letter
+       (``答案是A。不对，是B``, ``我认为是B，也可能是C``). A letter called wrong (``我觉得A不对``) is not declared.
+       ``\boxed{B}`` (and ``\boxed{\text{B}}``) declares B;
     2. the whole output is one letter, possibly wrapped (``"B"``, ``"(B)"``, ``"**B**"``, ``"b。"``);
     3. the output starts with a letter and a delimiter or ``选项`` (``"C. 思念家乡"``, ``"D、"``, ``"B选项"``);
     4. with ``options`` (``{letter: text}``, e.g. from :func:`parse_mcq_options`): the reply gives one option's
@@ -423,9 +433,10 @@ def strict_mcq_reading(prediction: str | None, letters: str = "ABCD", options: d
             last = differing[-1]
             if last is final or not _RETRACTION.search(text, last.end(), final.start(1)):
                 return StrictReading(None, "ambiguous")
-        retracted = _RETRACTION.search(text, final.end())
-        if retracted and any(m.group(1) in letters.upper() for m in _UPPER_LETTER.finditer(text, retracted.end())):
-            return StrictReading(None, "ambiguous")  # "答案是A。不对，是B": the final declaration is retracted too
+        for after in (_RETRACTION, _HEDGE):  # "答案是A。不对，是B", "答案是A，也可能是B": no single final answer
+            found = after.search(text, final.end())
+            if found and any(m.group(1) in letters.upper() and m.group(1) != letter for m in _UPPER_LETTER.finditer(text, found.end())):
+                return StrictReading(None, "ambiguous")
     else:  # position rules read the reply as written, unless it opens with a question ("B？", an echoed question)
         match = None if opens_with_question else (_LONE_LETTER.match(converted) or _LEADING_LETTER.match(converted))
         letter = match.group(1).upper() if match else None
@@ -457,10 +468,13 @@ def cross_modal_consistency(sqa: float, qa: float, su: float, lu: float, sr: flo
 
 
 # ---------------------------------------------------------------------------------- signatures
+#: Bumped whenever a rule below changes what a score is. 4: answers inside <answer>-like tags; strict MC reads
+#: \\boxed{X} and calls a hedged answer ambiguous.
+SCORING_VERSION = "4"
 _RULES = {
-    "asr": "cer_official=after-last-sep+first100+space-joined-corpus; cer_strict=whole-output+char-corpus+ref-as-written+reply-t2s-except-ref-chars; both=reasoning-removed",
-    "sqa": "f1_official=strip-punct+lower+containment-else-bag-f1; reasoning-removed",
-    "su": "acc_official=exact/first-\\b[A-G]\\b/gold-substring; acc_strict=t2s+questions-dropped+declaration(last-if-retracted)>lone>leading-letter>option-text(ABCD), ambiguous/unparseable=wrong; both=reasoning-removed",
+    "asr": "cer_official=after-last-sep+first100+space-joined-corpus; cer_strict=whole-output+char-corpus+ref-as-written+reply-t2s-except-ref-chars; both=reasoning-removed+answer-tags-read",
+    "sqa": "f1_official=strip-punct+lower+containment-else-bag-f1; reasoning-removed+answer-tags-read",
+    "su": "acc_official=exact/first-\\b[A-G]\\b/gold-substring; acc_strict=t2s+questions-dropped+declaration(last-if-retracted,hedged=ambiguous,boxed)>lone>leading-letter>option-text(ABCD), ambiguous/unparseable=wrong; both=reasoning-removed+answer-tags-read",
 }
 _RULES["sr"] = _RULES["su"]
 
@@ -468,14 +482,14 @@ _RULES["sr"] = _RULES["su"]
 def task_signature(task: str) -> str:
     """sacrebleu-style signature of the metrics of one MCGA task: rules, normaliser, library versions, unit.
 
-    Example (asr): ``mcga-scoring:3|cer_official=...; cer_strict=...|norm:t2s(opencc-1.4.2)+fullwidth+
+    Example (asr): ``mcga-scoring:4|cer_official=...; cer_strict=...|norm:t2s(opencc-1.4.2)+fullwidth+
     whisper-basic(whisper-normalizer-0.1.15)+nospace|jiwer-4.0.0|unit:percent``. Two results with the same
     signature were computed the same way.
 
     Raises:
         KeyError: ``task`` has no rule-scored metrics here.
     """
-    parts = ["mcga-scoring:3", _RULES[task]]
+    parts = [f"mcga-scoring:{SCORING_VERSION}", _RULES[task]]
     if task == "asr":
         parts += [normalizer_signature(), f"jiwer-{version('jiwer')}"]
     return "|".join(parts + ["unit:percent"])

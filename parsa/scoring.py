@@ -62,7 +62,7 @@ from parsa.normalize import normalize_persian, normalizer_signature
 from parsa.parsing import ParsedAnswer, parse_response
 from parsa.tasks import get_task
 
-SCORING_VERSION = "3"  # 3: reasoning removed first, final answer after a retraction, ambiguous/repaired counted, Wilson CI
+SCORING_VERSION = "4"  # 3: reasoning removed first, final answer after a retraction, ambiguous/repaired counted, Wilson CI; 4: answer tags
 STATUSES = ("scored", "excluded", "refused")
 
 _COUNTS = ["scored", "excluded", "refused", "json_fallback", "ambiguous_answers", "repaired_json", "ci_flags", "signature"]
@@ -84,7 +84,7 @@ _RULES = {
 }
 
 #: How every task reads answers (parsa.parsing), in the signature.
-_READING = "read=reasoning-removed,unfinished-excluded;several=last-if-retracted-else-excluded;near-json=json-repair(counted);question-not-answer"
+_READING = "read=reasoning-removed,answer-tags-read,unfinished-excluded;several=last-if-retracted-else-excluded;near-json=json-repair(counted);question-not-answer"
 
 
 # ------------------------------------------------------------------------------------ per item

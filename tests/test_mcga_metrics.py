@@ -110,6 +110,11 @@ def test_strict_mcq_letter(output, letter):
         ("答案是A。答案是B。", None, "ambiguous"), ("The answer is A. The answer is C.", None, "ambiguous"), ("答案是A或B", None, "ambiguous"),
         ("答案是A。不对，答案是B。答案是A", None, "ambiguous"), ("答案是A。不对，是B", None, "ambiguous"),
         ("The answer is C. Wait, B might be better.", None, "ambiguous"),
+        # a hedge offering another option after the declared one: no single answer; the same option again is one
+        ("我认为是B，也可能是C", None, "ambiguous"), ("The answer is B, but it could also be C.", None, "ambiguous"),
+        ("答案是B。可能是因为作者思乡。", "B", ""), ("答案是B，也可能是B", "B", ""),
+        # LaTeX answers of maths-trained reasoning models
+        (r"The answer is \boxed{B}.", "B", ""), (r"\boxed{C}", "C", ""), (r"最终答案：$\boxed{\text{D}}$", "D", ""),
         # the same letter declared twice is one answer; an answer then prose is the answer
         ("答案是C。所以答案是C。", "C", ""), ("The answer is D. No other option fits the passage.", "D", ""),
         ("", None, "no_letter"), ("无法判断", None, "no_letter"),
@@ -205,10 +210,10 @@ def test_cross_modal_consistency_follows_paper_equation_1():
 
 def test_task_signature_names_rules_normaliser_and_versions():
     signature = metrics.task_signature("asr")
-    assert signature.startswith("mcga-scoring:3|cer_official=")
+    assert signature.startswith("mcga-scoring:4|cer_official=")
     assert "opencc-" in signature and "whisper-normalizer-" in signature and "jiwer-" in signature
     assert "strict-norm:fullwidth+" in signature and "ref-as-written+reply-t2s-except-ref-chars" in signature
-    assert "acc_strict=t2s+questions-dropped+declaration(last-if-retracted)" in metrics.task_signature("su")
+    assert "acc_strict=t2s+questions-dropped+declaration(last-if-retracted,hedged=ambiguous,boxed)" in metrics.task_signature("su")
     assert "non-gb2312-variants(jp2t/tw2t/hk2t)-to-ref-chars" in signature
     assert signature.endswith("unit:percent")
 
