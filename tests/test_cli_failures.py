@@ -82,7 +82,9 @@ def test_ctrl_c_while_judging_prints_one_line_with_what_is_kept(lmms_eval_cli, o
     with ChatServer(scripted_replies(ROWS / "judge_replies.json"), delay_s=30) as server:  # every reply takes 30 s
         env = judge_env(offline_env, server, cache)
         command = [lmms_eval_cli, "--tasks", "mcga_s2tt", "--model", "replay", "--model_args", f"predictions={ROWS}", "--output_path", str(tmp_path / "out")]
-        process = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        # SIGINT not ignored in the child even when the suite runs in the background (which ignores it for its children)
+        process = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
         deadline = time.monotonic() + 300
         while not server.requests and time.monotonic() < deadline and process.poll() is None:
             time.sleep(0.2)

@@ -413,7 +413,10 @@ def test_ctrl_c_stops_judging_within_seconds_and_keeps_finished_replies(tmp_path
     with ChatServer(lambda messages: "4", timeout_s=60) as server:
         server.add_fault("slow", "timeout", times=100)  # the slow items get no answer for 60 s
         env["AUDIO_JUDGE_BASE_URL"] = server.url
-        process = subprocess.Popen([sys.executable, "-c", _INTERRUPTED_PASS], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # SIGINT as a terminal delivers it: a suite started in the background (`make test &`) hands its children SIGINT
+        # ignored, and Python then installs no KeyboardInterrupt handler
+        process = subprocess.Popen([sys.executable, "-c", _INTERRUPTED_PASS], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
         deadline = time.monotonic() + 60
         while not (server.in_flight == 4 and len(server.requests) == 8) and time.monotonic() < deadline:
             time.sleep(0.05)  # until the 4 fast items are answered and 4 slow calls block every worker
