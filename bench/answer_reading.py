@@ -41,18 +41,23 @@ GOAL, LINEAR_GOAL = 1.2, 2.0
 SEED = 17
 #: The commit before issue 17 (its branch point): the reading it replaced.
 BEFORE = "fdf0d0b"
-CHANGED_MODULES = ("parsa/parsing.py", "parsa/scoring.py", "audio_bench_core/responses.py", "mcga/metrics.py")
+#: ``{module name today: its file at BEFORE}`` (issue 19 later moved the response checks to ``audio_bench_core``).
+CHANGED_MODULES = {
+    "parsa.parsing": "parsa/parsing.py",
+    "parsa.scoring": "parsa/scoring.py",
+    "audio_bench_core.responses": "lmms_eval_tasks/responses.py",
+    "mcga.metrics": "mcga/metrics.py",
+}
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def load_before(commit: str = BEFORE) -> dict[str, types.ModuleType] | str:
     """``{module name: module}`` of :data:`CHANGED_MODULES` at ``commit``, each importing the others at that commit;
     or the reason they cannot be loaded. ``sys.modules`` is restored afterwards."""
-    names = [path[:-3].replace("/", ".") for path in CHANGED_MODULES]
-    saved = {name: sys.modules.get(name) for name in names}
+    saved = {name: sys.modules.get(name) for name in CHANGED_MODULES}
     loaded = {}
     try:
-        for path, name in zip(CHANGED_MODULES, names):
+        for name, path in CHANGED_MODULES.items():
             source = subprocess.run(["git", "-C", str(ROOT), "show", f"{commit}:{path}"], capture_output=True, text=True, check=True).stdout
             module = types.ModuleType(name)
             module.__file__ = f"{commit}:{path}"
