@@ -103,14 +103,32 @@ def unreachable_line(what: str, repo_id: str, reason: str, argument: str | None 
             f"{fix}set HF_HOME to the folder whose hub/ cache holds it")  # fmt: skip
 
 
-def weights_problem(model_args) -> str | None:
-    """One line when ``--model_args`` names hub weights that are neither cached nor reachable, else ``None``.
+#: How a value that can only be a file-system path starts (a hub id never does).
+_PATH_START = ("/", "./", "../", "~")
 
-    Only values shaped like a hub id (``org/name``) that are not an existing path are checked; the probe runs
-    only when such a value is missing from the cache.
+
+def missing_path_line(argument: str, value: str) -> str:
+    """The one line for ``argument=value`` naming a path that does not exist (with its deepest existing folder)."""
+    path = os.path.abspath(os.path.expanduser(value))
+    existing = os.path.dirname(path)
+    while existing and not os.path.isdir(existing) and existing != os.path.dirname(existing):
+        existing = os.path.dirname(existing)
+    return (f"{argument}={value}: no such file or folder ({path}; the deepest folder of it that exists: {existing}); "
+            f"point {argument}= at the folder holding the weights, or give a hub id (org/name)")  # fmt: skip
+
+
+def weights_problem(model_args) -> str | None:
+    """One line when ``--model_args`` names weights that cannot be loaded, else ``None``: a path (starting with
+    ``/``, ``./``, ``../`` or ``~``) that does not exist (:func:`missing_path_line`; transformers and faster-whisper
+    would take it for a malformed hub id), or hub weights that are neither cached nor reachable.
+
+    Of the other values, only those shaped like a hub id (``org/name``) that are not an existing path are checked;
+    the probe runs only when such a value is missing from the cache.
     """
     for argument in WEIGHT_ARGUMENTS:
         value = model_arguments(model_args).get(argument, "")
+        if value.startswith(_PATH_START) and not os.path.exists(os.path.expanduser(value)):
+            return missing_path_line(argument, value)
         if not value or os.path.exists(os.path.expanduser(value)) or not HUB_ID.match(value) or is_cached(value):
             continue
         reason = hub_unreachable_reason()

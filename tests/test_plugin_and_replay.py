@@ -229,3 +229,10 @@ def test_weights_check_passes_local_folders_and_cached_ids_and_names_the_rest(mo
     assert hub_access.weights_problem("language=zh") is None
     assert hub_access.weights_problem("model_name_or_path=org/missing").startswith("model weights org/missing is not in the local Hugging Face cache (/hf/hub)")
     assert "point model_name_or_path= at a local copy" in hub_access.weights_problem("model_name_or_path=org/missing")
+    # a path that does not exist: said as such (transformers and faster-whisper call it a malformed repo id)
+    missing = tmp_path / "whisper" / "ct2"
+    assert hub_access.weights_problem(f"pretrained={missing}") == (
+        f"pretrained={missing}: no such file or folder ({missing}; the deepest folder of it that exists: {tmp_path}); "
+        "point pretrained= at the folder holding the weights, or give a hub id (org/name)"
+    )
+    assert hub_access.weights_problem("pretrained=~/no-such-folder-here").startswith("pretrained=~/no-such-folder-here: no such file or folder (")
