@@ -142,21 +142,15 @@ def _unwrapped_answer(answer: str) -> str:
         return answer
     inside: list[str] = []
     outside: list[str] = []
-    opened_at = None  # end of the innermost unmatched opening tag; wrappers are not nested in practice
-    position = 0
+    is_open = False  # an opening tag is waiting for its closing tag (wrappers are not nested in practice)
+    position = 0  # end of the previous tag
     for tag in tags:
-        if tag["close"] and opened_at is not None:
-            inside.append(answer[opened_at : tag.start()])
-            opened_at = None
-        elif not tag["close"]:
-            if opened_at is not None:  # an opening tag never closed before this one: its text is plain text
-                outside.append(answer[opened_at : tag.start()])
-            else:
-                outside.append(answer[position : tag.start()])
-            opened_at = tag.end()
-        else:  # a lone closing tag
+        if tag["close"] and is_open:
+            inside.append(answer[position : tag.start()])
+        else:  # text before an opening tag, or before a lone closing tag, or after an opening tag never closed
             outside.append(answer[position : tag.start()])
+        is_open = not tag["close"]
         position = tag.end()
-    outside.append(answer[opened_at if opened_at is not None else position :])
+    outside.append(answer[position:])
     parts = inside if inside else outside
     return "\n".join(part.strip() for part in parts if part.strip())
