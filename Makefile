@@ -39,6 +39,7 @@ bench: setup
 	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.scoring_mcga
 	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.scoring_parsa
 	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.answer_reading
+	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.scoring_long_answers --max-mb 1
 	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.audio_handoff
 	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.judge_throughput
 	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.serving_throughput

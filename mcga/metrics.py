@@ -469,7 +469,7 @@ def cross_modal_consistency(sqa: float, qa: float, su: float, lu: float, sr: flo
 
 # ---------------------------------------------------------------------------------- signatures
 #: Bumped whenever a rule below changes what a score is. 4: answers inside <answer>-like tags; strict MC reads
-#: \\boxed{X} and calls a hedged answer ambiguous.
+#: \boxed{X} and calls a hedged answer ambiguous.
 SCORING_VERSION = "4"
 _RULES = {
     "asr": "cer_official=after-last-sep+first100+space-joined-corpus; cer_strict=whole-output+char-corpus+ref-as-written+reply-t2s-except-ref-chars; both=reasoning-removed+answer-tags-read",
