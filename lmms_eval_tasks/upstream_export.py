@@ -641,7 +641,7 @@ UNSET_TEXT = {
 
 JUDGE_SECTION = """The judged metrics call an OpenAI-compatible chat-completions server, configured by `AUDIO_JUDGE_*` environment
 variables (`AUDIO_JUDGE_BASE_URL`, `AUDIO_JUDGE_MODEL`, `AUDIO_JUDGE_API_KEY_VAR` naming the variable that holds the
-key, ...; the full list is the docstring of `shared/judge.py:JudgeConfig`). With no judge configured the judged metrics
+key, ...; the full list is the docstring of `shared/judge_config.py:JudgeConfig`). With no judge configured the judged metrics
 read "not computed: ..." and every other metric is still reported.
 
 Why a second judge client beside `lmms_eval.llm_judge`: these tasks need what `llm_judge` does not have:
@@ -656,7 +656,7 @@ Why a second judge client beside `lmms_eval.llm_judge`: these tasks need what `l
 - reasoning judges: a reply's `<think>...</think>` draft is read past; a reply whose reasoning never closed has no verdict.
 
 Moving these into `lmms_eval.llm_judge` (a cache and typed retries) would let the tasks use it; until then the client
-lives in `shared/judge.py` and uses the `openai` package and `tenacity`, both lmms-eval dependencies.
+lives in `shared/judge*.py` and uses the `openai` package and `tenacity`, both lmms-eval dependencies.
 """
 
 
