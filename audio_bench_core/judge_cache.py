@@ -26,7 +26,9 @@ def _is_damaged(error: sqlite3.DatabaseError) -> bool:
 
 
 class JudgeCache:
-    """Replies on disk in one SQLite table ``replies(key PRIMARY KEY, request, content, model, created)``.
+    """Replies on disk in one SQLite table ``replies(key PRIMARY KEY, request, content, model, created, usage)``:
+    ``model`` is the judge model the server reported in the reply, ``usage`` its ``usage`` object as JSON (NULL when
+    not reported, and in rows of caches made before the column was added, which is added on open).
 
     Safe with several processes and threads writing at once: every operation opens its own connection,
     the database runs in WAL mode, writers wait up to 60 s for the lock, and a second write of the same
@@ -75,7 +77,13 @@ class JudgeCache:
     def _create(self) -> None:
         with closing(self._connect()) as db, db:
             db.execute("PRAGMA journal_mode=WAL")
-            db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, request TEXT, content TEXT, model TEXT, created REAL)")
+            db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, request TEXT, content TEXT, model TEXT, created REAL, usage TEXT)")
+            if "usage" not in {row[1] for row in db.execute("PRAGMA table_info(replies)")}:  # a cache made before issue 25
+                try:
+                    db.execute("ALTER TABLE replies ADD COLUMN usage TEXT")
+                except sqlite3.OperationalError as error:  # another process added it meanwhile
+                    if "duplicate column" not in str(error):
+                        raise
         self._open_anchor()
 
     def _guarded(self, operation: Callable[[], object]) -> object:
@@ -116,17 +124,19 @@ class JudgeCache:
         """``(content, model)`` cached under ``key``, or None."""
         return self.get_many([key]).get(key)
 
-    def get_many(self, keys: Sequence[str]) -> dict[str, tuple[str, str | None]]:
-        """``{key: (content, model)}`` for the ``keys`` that are cached (one connection, one query per 500 keys)."""
+    def get_many(self, keys: Sequence[str], usage: bool = False) -> dict[str, tuple]:
+        """``{key: (content, model)}`` for the ``keys`` that are cached (one connection, one query per 500 keys);
+        ``{key: (content, model, usage dict or None)}`` with ``usage``."""
         distinct = list(dict.fromkeys(keys))
+        columns = "key, content, model, usage" if usage else "key, content, model"
 
         def read():
             found = {}
             with closing(self._connect()) as db:
                 for start in range(0, len(distinct), 500):
                     chunk = distinct[start : start + 500]
-                    rows = db.execute(f"SELECT key, content, model FROM replies WHERE key IN ({', '.join('?' * len(chunk))})", chunk)
-                    found.update((key, (content, model)) for key, content, model in rows)
+                    rows = db.execute(f"SELECT {columns} FROM replies WHERE key IN ({', '.join('?' * len(chunk))})", chunk)
+                    found.update((row[0], row[1:] if not usage else (row[1], row[2], _usage(row[3]))) for row in rows)
             return found
 
         return self._guarded(read)
@@ -136,9 +146,10 @@ class JudgeCache:
         (used when the stored reply no longer yields a valid score)."""
         self.put_many([(key, request, content, model, replace)])
 
-    def put_many(self, rows: Sequence[tuple[str, dict, str, str | None, bool]]) -> list[tuple[int, str]]:
-        """Store ``(key, request, content, model, replace)`` rows (see :meth:`put`) in one transaction, in order:
-        one commit for a whole batch instead of one per reply.
+    def put_many(self, rows: Sequence[tuple]) -> list[tuple[int, str]]:
+        """Store ``(key, request, content, model, replace)`` rows, or ``(..., replace, usage)`` with the reply's
+        ``usage`` dict (see :meth:`put`) in one transaction, in order: one commit for a whole batch instead of one per
+        reply.
 
         When the batch fails, each row is stored alone, so one bad row costs only itself: a row whose text SQLite
         cannot hold (a lone UTF-16 surrogate from a ``\\ud800`` escape in the reply's JSON) is stored with those
@@ -156,11 +167,12 @@ class JudgeCache:
 
         def write(batch):
             with closing(self._connect()) as db, db:
-                for key, request, content, model, replace in batch:
+                for key, request, content, model, replace, *usage in batch:
                     db.execute(
-                        f"{'INSERT OR REPLACE' if replace else 'INSERT OR IGNORE'} INTO replies VALUES (?, ?, ?, ?, ?)",
-                        (key, json.dumps(request, ensure_ascii=False, sort_keys=True), content, model, time.time()),
-                    )
+                        f"{'INSERT OR REPLACE' if replace else 'INSERT OR IGNORE'} INTO replies (key, request, content, model, created, usage) VALUES (?, ?, ?, ?, ?, ?)",
+                        (key, json.dumps(request, ensure_ascii=False, sort_keys=True), content, model, time.time(),
+                         json.dumps(usage[0], sort_keys=True) if usage and usage[0] is not None else None),
+                    )  # fmt: skip
 
         try:
             self._guarded(lambda: write(rows))
@@ -181,12 +193,21 @@ class JudgeCache:
                     raise  # the file itself cannot be written: not a bad row
                 skipped.append((index, f"{type(error).__name__}: {error}"))
                 continue
-            key, request, content, model, replace = row
+            key, request, content, model, replace, *usage = row
             try:
-                self._guarded(lambda: write([(key, _valid_text(request), _valid_text(content), _valid_text(model), replace)]))
+                self._guarded(lambda: write([(key, _valid_text(request), _valid_text(content), _valid_text(model), replace, *_valid_text(usage))]))
             except (sqlite3.Error, UnicodeError, ValueError) as error:
                 skipped.append((index, f"{type(error).__name__}: {error}"))
         return skipped
+
+
+def _usage(text: str | None) -> dict | None:
+    """A stored ``usage`` column read back (None for NULL or unreadable text)."""
+    try:
+        value = json.loads(text) if text else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _valid_text(value):
@@ -211,7 +232,7 @@ class _NoCache:
     def get(self, key: str) -> None:
         return None
 
-    def get_many(self, keys: Sequence[str]) -> dict:
+    def get_many(self, keys: Sequence[str], usage: bool = False) -> dict:
         return {}
 
     def put(self, key: str, request: dict, content: str, model: str | None, replace: bool = False) -> None:

@@ -16,8 +16,18 @@ from collections.abc import Sequence
 from loguru import logger
 
 from audio_bench_core.judge_cache import JudgeCache, JudgeCacheError, _NoCache
-from audio_bench_core.judge_config import JudgeConfig, _client_url, scrub
-from audio_bench_core.judge_reply import NOT_JUDGED, JudgeReply, JudgeRequest, Validator, _unusable
+from audio_bench_core.judge_config import JudgeConfig, _client_url, _mask, scrub
+from audio_bench_core.judge_reply import (
+    NOT_JUDGED,
+    PROVIDER_ERROR,
+    JudgeReply,
+    JudgeRequest,
+    ReplyShape,
+    Validator,
+    _unusable,
+    read_reply,
+)
+from audio_bench_core.judge_request import adaptation_for, sampling_fields
 from audio_bench_core.judge_transport import (
     _CALL,
     MAX_WAIT_S,
@@ -88,6 +98,11 @@ class Judge:
         self.stop_reason: str | None = None
         self.breaker_tripped: str | None = None
         self._consecutive_failures = 0
+        #: Request fields this pass renamed or dropped after the endpoint refused them (HTTP 400 "Unsupported
+        #: parameter"): ``{field: new name or None (dropped)}``, with the endpoint's words (:meth:`_adapt`).
+        self.adapted: dict[str, str | None] = {}
+        self.adapted_because: dict[str, str] = {}
+        self.usage: Counter = Counter()  # token counts the fresh replies of this pass reported (``usage``), summed
 
     def stop(self, reason: str) -> None:
         """Stop this pass: no new call or retry starts; calls not finished become judge_failed with ``reason``."""
@@ -121,34 +136,74 @@ class Judge:
 
     def request_params(self, request: JudgeRequest) -> dict:
         """Everything that determines a reply, as sent (also the cache key's content), the endpoint with its
-        credentials masked (:func:`redact_url`): they never reach the cache and do not change its key."""
+        credentials masked (:func:`redact_url`): they never reach the cache and do not change its key.
+
+        The token limit and temperature follow the judge model's family
+        (:func:`audio_bench_core.judge_request.sampling_fields`), then ``AUDIO_JUDGE_REQUEST_FIELDS`` is applied. For
+        the default (official) configuration this is ``{base_url, model, messages, temperature[, max_tokens]}``, in
+        that order, as the official script sends it. Fields the endpoint refused during this pass are changed only
+        when the call is sent (:meth:`_body`), not here: the cache key stays that of the configured request.
+        """
         max_tokens = self.config.max_tokens if self.config.max_tokens is not None else request.max_tokens
         params = {
             "base_url": self._endpoint,
             "model": self.config.model,
             "messages": [{"role": role, "content": content} for role, content in request.messages],
-            "temperature": self.config.temperature,
+            **sampling_fields(self.config.model, self.config.temperature, max_tokens),
         }
-        if max_tokens is not None:
-            params["max_tokens"] = max_tokens
-        return params
+        return self.config.request_fields.apply(params) if self.config.request_fields else params
+
+    def _body(self, params: dict) -> dict:
+        """The body sent for ``params``: without ``base_url``, with the fields the endpoint refused renamed or dropped."""
+        body = {k: v for k, v in params.items() if k != "base_url"}
+        for name, new in list(self.adapted.items()):
+            if name in body:
+                value = body.pop(name)
+                if new is not None and new not in body:
+                    body[new] = value
+        return body
+
+    def _adapt(self, error, body: dict) -> bool:
+        """After an HTTP 400 naming a field of ``body`` as unsupported: rename it (when the endpoint names the
+        replacement) or drop it for the rest of this pass, warn once, and return True (the call is sent again)."""
+        message = self._scrub(error, limit=1000)
+        change = adaptation_for(message, body)
+        if change is None:
+            return False
+        name, new = change
+        with self._lock:
+            if name in self.adapted:  # another worker adapted it already; this body was built before
+                return True
+            self.adapted[name], self.adapted_because[name] = new, message[:300]
+        done = f"renamed to {new!r}" if new else "no longer sent"
+        logger.warning(
+            f"judge: the endpoint refused the request field {name!r} ({message[:200]}); for the rest of this pass it is {done}. "
+            f"To make it permanent, set AUDIO_JUDGE_REQUEST_FIELDS (docs/judge.md, section Judge families)"
+        )
+        return True
 
     @staticmethod
     def cache_key(params: dict) -> str:
         """sha256 of the canonical JSON of :meth:`request_params` (a lone surrogate in a prompt is hashed as it is)."""
         return hashlib.sha256(json.dumps(params, ensure_ascii=False, sort_keys=True).encode("utf-8", "surrogatepass")).hexdigest()
 
-    def _attempt(self, params: dict) -> tuple[str, str | None]:
-        """One HTTP attempt; its outcome feeds the circuit breaker."""
+    def _attempt(self, params: dict) -> ReplyShape:
+        """One HTTP attempt (two when the endpoint refused a field and it was adapted: :meth:`_adapt`); its outcome
+        feeds the circuit breaker. A reply without a verdict (truncated, refusal, ...) is returned, not raised: it is
+        a reply (the endpoint works); an error object in the body is raised as a failed attempt."""
         try:
-            content, model = self._attempt_once(params)
+            try:
+                shape = self._attempt_once(params)
+            except _Adapted:
+                self._count(api_calls=1, adapted_retries=1)
+                shape = self._attempt_once(params, adapt=False)
         except _Failed as failure:
             self._record_attempt(failure)
             raise
         self._record_attempt(None)
-        return content, model
+        return shape
 
-    def _attempt_once(self, params: dict) -> tuple[str, str | None]:
+    def _attempt_once(self, params: dict, adapt: bool = True) -> ReplyShape:
         """One chat-completions POST through the openai client, read as JSON text.
 
         The client's documented generic ``post`` (its "undocumented endpoints" API) sends the body as built by
@@ -161,7 +216,7 @@ class Judge:
         a wave queue for the interpreter lock (bench/README.md, section Judge).
         """
         openai = self._openai
-        body = {k: v for k, v in params.items() if k != "base_url"}
+        body = self._body(params)
         _CALL.deadline, _CALL.bound = time.monotonic() + self.config.timeout_s, self.config.timeout_s
         try:
             text = self._client.post("/chat/completions", body=body, cast_to=str)
@@ -174,6 +229,11 @@ class Judge:
                 raise _Failed(type(error).__name__, detail) from None
             raise _Retryable(type(error).__name__, self._scrub(error), retry_after=wait) from None
         except openai.APIStatusError as error:
+            if error.status_code == 400 and adapt and self._adapt(error, body):
+                raise _Adapted(f"HTTP {error.status_code}", self._scrub(error)) from None
+            shape = read_reply(_json_or_none(error.response))
+            if shape.failure is not None and shape.failure[0] == PROVIDER_ERROR and shape.failure[2]:  # e.g. a 400 saying "overloaded"
+                raise _Retryable(f"HTTP {error.status_code}", self._scrub(error)) from None
             raise _Failed(f"HTTP {error.status_code}", self._scrub(error)) from None
         finally:
             _CALL.deadline = None
@@ -181,15 +241,11 @@ class Judge:
             reply = json.loads(text)
         except ValueError as error:  # the body was not valid JSON
             raise _Failed("malformed reply", self._scrub(error)) from None
-        reply = reply if isinstance(reply, dict) else {}
-        choices = reply.get("choices")
-        first = choices[0] if isinstance(choices, list) and choices else None
-        message = first.get("message") if isinstance(first, dict) else None
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, str):  # a blank string is a reply: the task's score function reads it
-            raise _Failed("empty reply", "the reply has no message content")
-        model = reply.get("model")
-        return content, model if isinstance(model, str) else None
+        shape = read_reply(reply)
+        if shape.failure is not None and shape.failure[0] == PROVIDER_ERROR:  # an error inside a 200: retried when transient
+            kind, detail, transient = shape.failure
+            raise (_Retryable if transient else _Failed)(kind, _mask(detail, self._secrets or [])) from None
+        return shape
 
     def _scrub(self, error: Exception, limit: int = 200) -> str:
         """The error text on one line, at most ``limit`` characters, with the API key and URL credentials masked."""
@@ -207,7 +263,7 @@ class Judge:
         """
         params = self.request_params(request)
         key = self.cache_key(params)
-        hit = self.cache.get(key)
+        hit = self.cache.get_many([key], usage=True).get(key)
         reply = self._cached_reply(hit, validate)
         if reply is not None:
             return reply
@@ -222,7 +278,7 @@ class Judge:
             return None
         self._count(cache_hits=1)
         self._count_model(hit[1])
-        return JudgeReply(content=hit[0], model=hit[1], cached=True)
+        return JudgeReply(content=hit[0], model=hit[1], cached=True, usage=hit[2] if len(hit) > 2 else None)
 
     def _ask(
         self, params: dict, key: str, hit: tuple[str, str | None] | None, validate: Validator | None
@@ -257,7 +313,11 @@ class Judge:
                         raise _Stopped(NOT_JUDGED, self.stop_reason or "stopped")
                     attempts += 1
                     self._count(api_calls=1)
-                    content, model = self._attempt(params)
+                    shape = self._attempt(params)
+                    self._count_usage(shape.usage)
+                    if shape.failure is not None:  # no verdict in the reply (truncated, refusal, tool call, no content): not asked again
+                        raise _NoVerdict(shape.failure[0], shape.failure[1], shape)
+                    content, model = shape.content, shape.model
                     unusable = _unusable(validate, content)
                     if unusable is not None:
                         raise _Unusable(*unusable, content, model)
@@ -268,12 +328,17 @@ class Judge:
                 asked = f" (asked {attempts} times)" if attempts > 1 else ""
                 return self._failed(last.kind, f"{last.detail}{asked}", attempts, content=last.content, model=last.model, prefix=False), None
             return self._failed(last.kind, f"{last.detail} (gave up after {attempts} attempts)", attempts), None
+        except _NoVerdict as error:
+            self._count_model(error.shape.model)
+            return self._failed(error.kind, error.detail, attempts, model=error.shape.model, shape=error.shape), None
         except _Stopped as error:
             return self._failed(error.kind, error.detail, attempts, prefix=False), None
         except _Failed as error:
             return self._failed(error.kind, error.detail, attempts), None
         self._count_model(model)
-        return JudgeReply(content=content, model=model, attempts=attempts), (key, params, content, model, hit is not None)
+        reply = JudgeReply(content=content, model=model, attempts=attempts, usage=shape.usage, finish_reason=shape.finish_reason, reasoning_field=shape.reasoning)
+        sent = {**self._body(params), "base_url": params["base_url"]} if self.adapted else params
+        return reply, (key, sent, content, model, hit is not None, shape.usage)
 
     def _store(self, rows: list[tuple[str, dict, str, str | None, bool]]) -> None:
         """Write replies to the cache in one transaction (row by row when that fails: :meth:`JudgeCache.put_many`).
@@ -338,7 +403,7 @@ class Judge:
             return []
         params = [self.request_params(request) for request in requests]
         keys = [self.cache_key(one) for one in params]
-        hits = self.cache.get_many(keys)
+        hits = self.cache.get_many(keys, usage=True)
         replies: list[JudgeReply | None] = [self._cached_reply(hits.get(key), check) for key, check in zip(keys, validators)]
         pending: queue.SimpleQueue = queue.SimpleQueue()
         finished: queue.SimpleQueue = queue.SimpleQueue()  # (index, reply, cache row or None)
@@ -433,6 +498,9 @@ class Judge:
             "api_key_var": config.api_key_var,
             "temperature": config.temperature,
             "max_tokens_override": config.max_tokens,
+            "request_fields": config.request_fields.as_dict() if config.request_fields else None,
+            "request_adapted": {name: {"sent_as": new, "because": self.adapted_because[name]} for name, new in self.adapted.items()},
+            "usage_reported": dict(self.usage),
             "max_attempts": config.max_attempts,
             "timeout_s": config.timeout_s,
             "cache_path": str(config.cache_path),
@@ -447,6 +515,7 @@ class Judge:
             "uncached_replies": self.stats["uncached_replies"],
             "cache_recovered": list(self.cache.recovered),
             "retry_after_waits": self.stats["retry_after_waits"],
+            "adapted_retries": self.stats["adapted_retries"],
             "reasoning_read_past": self.stats["reasoning_read_past"],
             "unfinished_reasoning": self.stats["unfinished_reasoning"],
             "circuit_breaker": {"max_consecutive_failures": config.max_consecutive_failures, "tripped": self.breaker_tripped},
@@ -460,12 +529,45 @@ class Judge:
         with self._lock:
             self.models_reported[model or "(not reported)"] += 1
 
+    def _count_usage(self, usage: dict | None) -> None:
+        """Add a fresh reply's ``usage`` token counts (numbers only, nested ``*_details`` flattened with a dot)."""
+        if not usage:
+            return
+        with self._lock:
+            for name, value in usage.items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    self.usage[name] += value
+                elif isinstance(value, dict):
+                    self.usage.update({f"{name}.{k}": v for k, v in value.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
+
     def _failed(
-        self, kind: str, detail: str, attempts: int, content: str | None = None, model: str | None = None, prefix: bool = True
+        self, kind: str, detail: str, attempts: int, content: str | None = None, model: str | None = None, prefix: bool = True,
+        shape: ReplyShape | None = None,
     ) -> JudgeReply:
         """A failed call, counted by ``kind``; ``error`` is ``"kind: detail"`` (or ``detail`` alone if not ``prefix``)."""
         with self._lock:
             self.stats["failed"] += 1
             self.errors[kind] += 1
-        return JudgeReply(content=content, error=f"{kind}: {detail}" if prefix else detail, model=model, attempts=attempts)
+        extra = {"usage": shape.usage, "finish_reason": shape.finish_reason, "reasoning_field": shape.reasoning} if shape is not None else {}
+        return JudgeReply(content=content, error=f"{kind}: {detail}" if prefix else detail, model=model, attempts=attempts, kind=kind, **extra)
 
+
+
+class _Adapted(_Failed):
+    """HTTP 400 naming an unsupported field, which was renamed or dropped (:meth:`Judge._adapt`): sent again at once."""
+
+
+class _NoVerdict(_Failed):
+    """A reply came back without a verdict (:func:`audio_bench_core.judge_reply.read_reply`'s failure): judge_failed."""
+
+    def __init__(self, kind: str, detail: str, shape: ReplyShape) -> None:
+        super().__init__(kind, detail)
+        self.shape = shape
+
+
+def _json_or_none(response):
+    """The JSON body of an HTTP error ``response``, or None when it has none."""
+    try:
+        return response.json()
+    except Exception:  # noqa: BLE001 - any unreadable body is "no body"
+        return None

@@ -9,6 +9,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from audio_bench_core import cache_dir
+from audio_bench_core.judge_request import RequestFields
 
 ENV_PREFIX = "AUDIO_JUDGE_"
 
@@ -33,9 +34,15 @@ class JudgeConfig:
         api_key_var: NAME of the environment variable that holds the API key (the key itself is never
             stored in this object, in logs or in results). The judge counts as configured when that
             variable is set and non-empty; a keyless local server needs any placeholder value.
-        temperature: sampling temperature of every judge call.
-        max_tokens: if set, replaces the per-prompt ``max_tokens`` of every call (the official values are
-            10 for the S2TT prompts and the server default for SEC); reported in the provenance.
+        temperature: sampling temperature of every judge call (not sent to OpenAI reasoning models, which refuse it:
+            :func:`audio_bench_core.judge_request.sampling_fields`).
+        max_tokens: if set, replaces the per-prompt token limit of every call (the official values are 10 for the
+            S2TT prompts and the server default for SEC); reported in the provenance. Sent as ``max_tokens``, or as
+            ``max_completion_tokens`` to OpenAI reasoning models (whose limit includes their reasoning tokens: 10 is
+            far too few for them; a reply cut at the limit is judge_failed, kind ``truncated``).
+        request_fields: overrides of the request body (``AUDIO_JUDGE_REQUEST_FIELDS``, a JSON object of ``rename``,
+            ``drop``, ``set``: :class:`audio_bench_core.judge_request.RequestFields`), for judges the family rule
+            does not foresee (``reasoning_effort``, provider extras).
         concurrency: judge calls in flight at once (thread pool size), >= 1.
         timeout_s: time bound of one HTTP attempt, in seconds: connect, send, the wait for the reply and
             reading it, all together (a reply trickling in byte by byte is cut at this bound).
@@ -59,6 +66,7 @@ class JudgeConfig:
     retry_wait_s: float = 1.0
     max_consecutive_failures: int = 10
     cache_path: Path = field(default_factory=lambda: cache_dir("judge") / "replies.sqlite3")
+    request_fields: RequestFields = RequestFields()
 
     @classmethod
     def from_env(cls) -> "JudgeConfig":
@@ -93,6 +101,7 @@ class JudgeConfig:
             retry_wait_s=number("RETRY_WAIT", float, defaults.retry_wait_s, 0.0),
             max_consecutive_failures=number("MAX_CONSECUTIVE_FAILURES", int, defaults.max_consecutive_failures, 0),
             cache_path=Path(_env("CACHE", str(defaults.cache_path))).expanduser(),
+            request_fields=RequestFields.parse(_env("REQUEST_FIELDS", ""), f"{ENV_PREFIX}REQUEST_FIELDS"),
         )
 
     @property

@@ -57,8 +57,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import inspect
-import json
 import re
 from collections import Counter
 from collections.abc import Sequence

@@ -88,7 +88,7 @@ def test_a_call_failing_every_attempt_is_failed_and_never_cached(config):
         assert not again.ok and len(server.requests) == 4  # asked again: the failure was not cached
 
 
-@pytest.mark.parametrize(("fault", "kind"), [("malformed", "malformed reply"), ("no_choices", "empty reply"), ("401", "HTTP 401")])
+@pytest.mark.parametrize(("fault", "kind"), [("malformed", "malformed reply"), ("no_choices", "no_content"), ("401", "HTTP 401")])
 def test_malformed_empty_and_client_errors_fail_without_retry(config, fault, kind):
     with ChatServer(digit_reply) as server:
         server.add_fault("item", fault)
@@ -313,7 +313,7 @@ def test_a_cache_damaged_inside_is_found_at_read_time_and_replaced(tmp_path):
     path = tmp_path / "cache.sqlite3"
     judge.JudgeCache(path)
     with sqlite3.connect(path) as db:  # 300 replies of 500 characters: about 40 pages of 4 KiB
-        db.executemany("INSERT INTO replies VALUES (?, '{}', ?, 'm', 0)", [(f"key{i}", "x" * 500) for i in range(300)])
+        db.executemany("INSERT INTO replies (key, request, content, model, created) VALUES (?, '{}', ?, 'm', 0)", [(f"key{i}", "x" * 500) for i in range(300)])
     with sqlite3.connect(path) as db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     with open(path, "r+b") as file:  # overwrite pages 2-3 (the table's b-tree), leaving the header page intact
@@ -460,7 +460,7 @@ def test_a_pass_reads_the_cache_once_and_stores_every_reply_in_batches(config, t
         reads, writes = [], []
         monkeypatch.setattr(client.cache, "get", lambda key: pytest.fail("a pass reads the cache per call"))
         get_many, put_many = client.cache.get_many, client.cache.put_many
-        monkeypatch.setattr(client.cache, "get_many", lambda keys: reads.append(len(keys)) or get_many(keys))
+        monkeypatch.setattr(client.cache, "get_many", lambda keys, **kw: reads.append(len(keys)) or get_many(keys, **kw))
         monkeypatch.setattr(client.cache, "put_many", lambda rows: writes.append(len(rows)) or put_many(rows))
         replies = client.complete_many(requests)
     assert [r.content for r in replies] == [f"Score: {(2 + i) % 5 + 1}" for i in range(12)]  # 2 + i words
