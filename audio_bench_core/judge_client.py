@@ -188,14 +188,17 @@ class Judge:
         return hashlib.sha256(json.dumps(params, ensure_ascii=False, sort_keys=True).encode("utf-8", "surrogatepass")).hexdigest()
 
     def _attempt(self, params: dict) -> ReplyShape:
-        """One HTTP attempt (two when the endpoint refused a field and it was adapted: :meth:`_adapt`); its outcome
+        """One HTTP attempt (sent again at once for each field the endpoint refused and :meth:`_adapt` changed); its outcome
         feeds the circuit breaker. A reply without a verdict (truncated, refusal, ...) is returned, not raised: it is
         a reply (the endpoint works); an error object in the body is raised as a failed attempt."""
         try:
-            try:
-                shape = self._attempt_once(params)
-            except _Adapted:
-                self._count(api_calls=1, adapted_retries=1)
+            for _ in range(len(params)):  # each refused field is adapted once: at most one resend per field
+                try:
+                    shape = self._attempt_once(params)
+                    break
+                except _Adapted:
+                    self._count(api_calls=1, adapted_retries=1)
+            else:
                 shape = self._attempt_once(params, adapt=False)
         except _Failed as failure:
             self._record_attempt(failure)

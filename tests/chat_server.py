@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import threading
 import time
-from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Callable
 
-FAULTS = ("timeout", "500", "503", "429", "401", "malformed", "no_choices", "reply", "drip", "drip_body")
+REPLY_SHAPES = ("truncated", "parts", "refusal", "tool_call", "error_in_200", "reasoning_field")
+FAULTS = ("timeout", "500", "503", "429", "401", "malformed", "no_choices", "reply", "drip", "drip_body", *REPLY_SHAPES)
 REPORTED_MODEL = "deepseek-chat-test-20261129"
 
 
@@ -31,12 +32,26 @@ class ChatServer:
     (status line and headers too) sent ``drip_s`` seconds apart; ``drip_body`` = status line and headers at once,
     then the body a byte every ``drip_s`` seconds). ``headers`` are added to that response (e.g.
     ``{"Retry-After": "3"}`` on a 429). Request paths with their query strings are kept in ``paths``.
+
+    Reply shapes as named endpoints send them (:data:`REPLY_SHAPES`, as a fault kind, or for every reply with
+    ``shape``): ``truncated`` = a reasoning judge behind a reasoning parser (vLLM/SGLang, DeepSeek-R1) that ran out of
+    tokens: ``content: ""``, ``finish_reason: "length"``, the draft (holding the normal reply) in ``reasoning_content``;
+    ``reasoning_field`` = the same judge that finished: the draft in ``reasoning_content``, the normal reply in
+    ``content``; ``parts`` = Mistral's reasoning models: ``content`` a list of a ``thinking`` part (holding a decoy
+    score) and a ``text`` part with the normal reply; ``refusal`` = OpenAI's ``refusal`` field, ``content: null``;
+    ``tool_call`` = ``tool_calls`` and ``finish_reason: "tool_calls"``, no content; ``error_in_200`` = HTTP 200 whose
+    body is ``{"error": {"code": 429, "message": "... overloaded ..."}}`` (OpenRouter-style). ``refuse``: request
+    fields this endpoint refuses with HTTP 400 in OpenAI's words (``max_tokens`` -> "Unsupported parameter: ... Use
+    'max_completion_tokens' instead."; ``temperature`` -> "Unsupported value: ..."), as OpenAI's o-series and gpt-5 do.
     """
 
     def __init__(
-        self, reply: Callable[[list[dict]], str], timeout_s: float = 3.0, delay_s: float = 0.0, record_bodies: bool = True, drip_s: float = 1.0
+        self, reply: Callable[[list[dict]], str], timeout_s: float = 3.0, delay_s: float = 0.0, record_bodies: bool = True, drip_s: float = 1.0,
+        shape: str | None = None, refuse: tuple[str, ...] = (),
     ) -> None:
         self.reply, self.timeout_s, self.delay_s, self.record_bodies, self.drip_s = reply, timeout_s, delay_s, record_bodies, drip_s
+        assert shape is None or shape in REPLY_SHAPES, shape
+        self.shape, self.refuse = shape, refuse
         self.requests: list[dict] = []
         self.paths: list[str] = []
         #: ``(arrival, reply sent)`` per request, ``time.time()`` seconds (comparable across processes).
@@ -123,6 +138,12 @@ class ChatServer:
             def _answer(self, body: dict) -> None:
                 if not self.path.split("?", 1)[0].endswith("/chat/completions"):
                     return self._send(404, b'{"error": {"message": "not found"}}')
+                for name in server.refuse:
+                    if name in body:
+                        message = (f"Unsupported parameter: '{name}' is not supported with this model. Use 'max_completion_tokens' instead." if name == "max_tokens"
+                                   else f"Unsupported value: '{name}' does not support {body[name]!r} with this model. Only the default (1) value is supported.")  # fmt: skip
+                        error = {"error": {"message": message, "type": "invalid_request_error", "param": name, "code": "unsupported_parameter"}}
+                        return self._send(400, json.dumps(error).encode())
                 fault, text, headers = server._take_fault(body["messages"][-1]["content"])
                 if server.delay_s:
                     time.sleep(server.delay_s)
@@ -146,6 +167,9 @@ class ChatServer:
                     "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
                 }
+                shaped = fault if fault in REPLY_SHAPES else server.shape
+                if shaped is not None:
+                    reply = shape_reply(reply, shaped)
                 try:
                     encoded = json.dumps(reply, ensure_ascii=False).encode("utf-8")
                 except UnicodeEncodeError:  # a lone surrogate in the content: sent as a JSON \\ud800 escape
@@ -153,6 +177,29 @@ class ChatServer:
                 self._send(200, encoded, headers, fault if fault in ("drip", "drip_body") else None)
 
         return Handler
+
+
+def shape_reply(reply: dict, shape: str) -> dict:
+    """``reply`` (a normal chat-completions reply) in the named endpoint ``shape`` (see :class:`ChatServer`)."""
+    choice, usage = reply["choices"][0], {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+    content = choice["message"]["content"]
+    draft = f"Let me think. A first reading gives 1. Then again: {content}"
+    if shape == "error_in_200":
+        return {"error": {"code": 429, "message": "Provider returned error: the upstream model is overloaded, try again"}, "user_id": "u1"}
+    if shape == "truncated":
+        message, finish = {"role": "assistant", "content": "", "reasoning_content": draft}, "length"
+        usage = {"prompt_tokens": 1, "completion_tokens": 10, "total_tokens": 11, "completion_tokens_details": {"reasoning_tokens": 10}}
+    elif shape == "reasoning_field":
+        message, finish = {"role": "assistant", "content": content, "reasoning_content": draft}, "stop"
+    elif shape == "parts":
+        parts = [{"type": "thinking", "thinking": [{"type": "text", "text": "Score: 1 is my first guess; [1/5]"}]}, {"type": "text", "text": content}]
+        message, finish = {"role": "assistant", "content": parts}, "stop"
+    elif shape == "refusal":
+        message, finish = {"role": "assistant", "content": None, "refusal": "I'm sorry, I cannot help with that request."}, "stop"
+    else:  # tool_call
+        call = {"id": "call_1", "type": "function", "function": {"name": "submit_score", "arguments": '{"score": 3}'}}
+        message, finish = {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
+    return {**reply, "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage}
 
 
 def scripted_replies(path) -> Callable[[list[dict]], str]:
