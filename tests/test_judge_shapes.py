@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - the fixtures of tests/test_judge.py are imported by name and used as arguments
 """Judges as they are served (issue 25 items 1 and 2): the request follows the judge model's family and the user's
 overrides, an endpoint that refuses a field gets it renamed or dropped, and a reply is read by its whole shape
 (finish reason, content parts, reasoning fields, refusal, tool calls, error objects). Bodies below are written as the
