@@ -364,12 +364,15 @@ class Judge:
         logger.warning(f"judge cache {self.cache.path}: {len(skipped)} of {len(rows)} replies could not be stored ({reasons}); they will be asked again next run")
 
     def _tally(self, replies: Sequence[JudgeReply | None]) -> None:
-        """Count the replies whose verdict was read past the judge's reasoning, and those whose reasoning never closed."""
+        """Count the replies whose verdict was read past the judge's reasoning (inline, or sent apart in
+        ``reasoning_content``/thinking parts), and those whose inline reasoning never closed."""
         past = unfinished = 0
         for reply in replies:
             if reply is not None and reply.content is not None and reply.reasoning.has_reasoning:
                 unfinished += reply.reasoning.unfinished
                 past += reply.ok and not reply.reasoning.unfinished
+            elif reply is not None and reply.ok and reply.reasoning_field:  # the reasoning came apart (reasoning_content, parts)
+                past += 1
         self._count(reasoning_read_past=past, unfinished_reasoning=unfinished)
 
     def complete_many(

@@ -211,7 +211,11 @@ def _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes,
         )
         for name in values
     }
-    max_tokens = {dimension: judge.request_params(request).get("max_tokens", "server default") for _, dimension, request in planned}
+    def limit(params: dict):
+        """The token limit sent, under whichever name the judge family takes it."""
+        return params.get("max_tokens", params.get("max_completion_tokens", "server default"))
+
+    max_tokens = {dimension: limit(judge.request_params(request)) for _, dimension, request in planned}
 
     def listed(failures):
         return [f"{label}: {reason}" for label, reason in failures[:_SHOWN_FAILURES]]

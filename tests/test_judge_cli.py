@@ -314,3 +314,54 @@ def test_a_slow_drip_judge_a_429_burst_and_a_lone_surrogate_through_the_cli(lmms
     with sqlite3.connect(tmp_path / "judge.sqlite3") as db:
         stored = [content for (content,) in db.execute("SELECT content FROM replies")]
     assert len(stored) == 9 and tone["reply"] + " \ufffd" in stored
+
+
+# ------------------------------------------------------------- judges as they are served (issue 25 items 1 and 2)
+def test_a_reasoning_judge_served_in_every_reply_shape_through_the_cli(lmms_eval_cli, offline_env, tmp_path):
+    # An OpenAI reasoning judge (gpt-5 family) behind an endpoint that answers HTTP 400 to max_tokens and temperature, as
+    # OpenAI's does: the family rule sends max_completion_tokens and no temperature, so every call is accepted. Replies in
+    # the shapes endpoints send: S2TT as Mistral parts (thinking part with a decoy score), with reasoning_content apart,
+    # and an error object inside an HTTP 200 (transient: asked again); SEC truncated at the token limit (content "", the
+    # draft in reasoning_content), refused, and a tool call: each judge_failed, named, and never cached.
+    with ChatServer(scripted_replies(ROWS / "judge_replies.json"), refuse=("max_tokens", "temperature")) as server:
+        server.add_fault(("structure, including the alignment", "床前明月光"), "parts")
+        server.add_fault(("beauty of meaning", "关关雎鸠"), "reasoning_field")
+        server.add_fault(("beauty of sound", "枯藤老树"), "error_in_200")
+        server.add_fault(("语音画像一致性审核", "女声，老年"), "truncated", times=5)
+        server.add_fault(("整体情感色彩分析", "客居他乡"), "refusal", times=5)
+        server.add_fault(("逐句情感意境精准比对", "昨夜雨疏风骤"), "tool_call", times=5)
+        env = {**judge_env(offline_env, server, tmp_path / "judge.sqlite3"), "AUDIO_JUDGE_MODEL": "gpt-5-mini"}
+        results, log = lmms_eval(lmms_eval_cli, env, tmp_path / "out", "mcga_s2tt,mcga_sec", "replay", f"predictions={ROWS}")
+        sent = list(server.requests)
+    r = results["results"]
+    assert len(sent) == 19  # 18 judgments + the one asked again after the error inside a 200
+    assert all("temperature" not in body and "max_tokens" not in body and body["model"] == "gpt-5-mini" for body in sent)
+    limits = [body.get("max_completion_tokens") for body in sent]
+    assert limits.count(10) == 10 and limits.count(None) == 9  # S2TT's 10 tokens (9 + the retry) under the reasoning name; SEC: server default
+    # S2TT: every item judged (the parts' text, not the thinking part's decoy), the official figures
+    for metric in ("llm_bf", "llm_bm", "llm_bs", "llm_b"):
+        assert r["mcga_s2tt"][f"{metric},none"] == pytest.approx(EXPECTED[f"s2tt_{metric}"], abs=1e-9)
+    s2tt = r["mcga_s2tt"]["judge,none"]
+    assert r["mcga_s2tt"]["judge_failed,none"] == 0 and s2tt["api_calls"] == 10 and s2tt["errors"] == {}
+    assert s2tt["per_metric"]["llm_bf"]["max_tokens"] == 10 and s2tt["judge_model_requested"] == "gpt-5-mini"
+    assert s2tt["usage_reported"] == {"prompt_tokens": 9, "completion_tokens": 9, "total_tokens": 18}  # the error object has none
+    assert r["mcga_s2tt"]["judge_verdicts_after_reasoning,none"] == 2  # parts and reasoning_content, read past
+    # SEC: P without sec_02 = (2 + 1) / 2, G without sec_01 = (2 + 0) / 2, S without sec_03 = (4 + 2) / 2 (official per-item
+    # scores: tests/fixtures/official_runner_rows); LLM-C = 10 * the sum
+    assert r["mcga_sec"]["sec_p,none"] == pytest.approx(1.5) and r["mcga_sec"]["sec_g,none"] == pytest.approx(1.0)
+    assert r["mcga_sec"]["sec_s,none"] == pytest.approx(3.0) and r["mcga_sec"]["llm_c,none"] == pytest.approx(55.0)
+    assert r["mcga_sec"]["judge_failed,none"] == 3
+    sec = r["mcga_sec"]["judge,none"]
+    assert sec["errors"] == {"truncated": 1, "refusal": 1, "tool_call": 1} and sec["api_calls"] == 9
+    label = {row["id"]: f"{row[data.DOC_KEY_FIELD]} (id {row['id']})" for row in data.load_task_rows("sec", data_dir=data.SAMPLE_DATA_DIR)}
+    per_metric = sec["per_metric"]
+    [truncated] = per_metric["sec_p"]["failed_items"]
+    assert truncated.startswith(f"{label['sec_02']}: truncated: the reply was cut at the token limit (finish_reason 'length'; 0 characters of content, ")
+    assert truncated.endswith(" of reasoning): a draft, not a verdict; raise AUDIO_JUDGE_MAX_TOKENS")
+    assert per_metric["sec_g"]["failed_items"] == [f"{label['sec_01']}: refusal: the judge refused \"I'm sorry, I cannot help with that request.\""]
+    assert per_metric["sec_s"]["failed_items"] == [f"{label['sec_03']}: tool_call: the judge called tool(s) ['submit_score'] instead of replying"]
+    assert "judge mcga_sec: 3 of 9 judge scores (33.3%) are judge_failed" in log
+    with sqlite3.connect(tmp_path / "judge.sqlite3") as db:  # the three replies without a verdict are not cached
+        rows = db.execute("SELECT content, model, usage FROM replies").fetchall()
+    assert len(rows) == 15 and all(content != "" for content, _, _ in rows)
+    assert {model for _, model, _ in rows} == {REPORTED_MODEL} and all(json.loads(usage)["total_tokens"] == 2 for _, _, usage in rows)
