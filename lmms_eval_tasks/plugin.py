@@ -533,6 +533,26 @@ def progress_bars_as_lines_in_logs() -> None:
 # --- the entry point ------------------------------------------------------------------------------------------
 
 
+def register_judge_provider() -> None:
+    """Our judge client as ``llm_judge`` provider ``audio_judge`` (:mod:`lmms_eval_tasks.judge_provider`), imported here
+    so that an lmms-eval without ``llm_judge`` costs only this extra.
+
+    When this entry point runs because ``lmms_eval.llm_judge`` itself is being imported (its OpenAI provider imports
+    ``lmms_eval.models``, which loads the entry points), ``llm_judge`` cannot be read yet: the provider is then registered
+    when :mod:`lmms_eval_tasks.judge_provider` is imported (the lmms-eval CLI loads the models, hence this, first)."""
+    import sys
+
+    factory = sys.modules.get("lmms_eval.llm_judge.factory")
+    if factory is not None and not hasattr(factory, "ProviderFactory"):
+        from loguru import logger
+
+        logger.debug("lmms-eval-audio-plugin: lmms_eval.llm_judge is still being imported; import lmms_eval_tasks.judge_provider to register 'audio_judge'")
+        return
+    from lmms_eval_tasks.judge_provider import register_judge_provider as register_provider
+
+    register_provider()
+
+
 def register():
     """Entry point of group ``lmms_eval.models``: add our task folder, return our model manifests."""
     from lmms_eval.models.registry_v2 import ModelManifest
@@ -559,6 +579,7 @@ def register():
         record_installed_lmms_eval_version,  # results name the lmms-eval that ran, not the enclosing clone's commit
         record_failures_on_other_tasks,  # our models' failed generations on other benchmarks' tasks, in the results file
         anchor_our_data_files_on_older_lmms_eval,  # lmms-eval 0.7.2: our YAML's data_files against the YAML's folder
+        register_judge_provider,  # our judge client as llm_judge provider "audio_judge" (a new name: other providers unchanged)
     )
     for extra in extras:
         try:

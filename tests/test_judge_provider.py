@@ -1,0 +1,71 @@
+"""Our judge client as lmms-eval ``llm_judge`` provider ``audio_judge`` (lmms_eval_tasks/judge_provider.py, issue 25
+item 5): registered by the plugin's entry point, reached by name through ``llm_judge``'s own ``get_server``,
+``Request`` and ``Response``, with our cache, reply reading and accounting behind it."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.chat_server import REPORTED_MODEL, ChatServer
+from tests.test_judge import KEY, digit_reply
+
+
+@pytest.fixture
+def judge_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("TEST_JUDGE_KEY", KEY)
+    monkeypatch.setenv("AUDIO_JUDGE_API_KEY_VAR", "TEST_JUDGE_KEY")
+    monkeypatch.setenv("AUDIO_JUDGE_CACHE", str(tmp_path / "cache.sqlite3"))
+    monkeypatch.setenv("AUDIO_JUDGE_RETRY_WAIT", "0.01")
+
+    def point_at(server: ChatServer) -> None:
+        monkeypatch.setenv("AUDIO_JUDGE_BASE_URL", server.url)
+
+    return point_at
+
+
+def test_an_lmms_eval_caller_reaches_our_judge_by_naming_the_provider(judge_env):
+    from lmms_eval.llm_judge import ProviderFactory, Request, ServerConfig, get_server
+
+    from lmms_eval_tasks import plugin
+    from lmms_eval_tasks.judge_provider import AudioJudgeProvider
+
+    plugin.register_judge_provider()  # what the entry point runs
+    assert ProviderFactory._provider_classes["audio_judge"] is AudioJudgeProvider and "openai" in ProviderFactory._provider_classes
+    with ChatServer(digit_reply) as server:
+        judge_env(server)
+        server.add_fault("refuse me", "refusal", times=5)
+        provider = get_server("audio_judge", ServerConfig(model_name="o3-mini", max_tokens=64))
+        assert provider.is_available()
+        ok = provider.evaluate(Request(messages=[{"role": "user", "content": "three words here"}]))
+        refused = provider.evaluate(Request(messages=[{"role": "user", "content": "refuse me"}]))
+        again = get_server("audio_judge", ServerConfig(model_name="o3-mini", max_tokens=64)).evaluate(Request(messages=[{"role": "user", "content": "three words here"}]))
+        with pytest.raises(ValueError, match="image"):
+            provider.evaluate(Request(messages=[{"role": "user", "content": "x"}], images=["a.png"]))
+    assert (ok.success, ok.content, ok.model_used, ok.usage) == (True, "Score: 4", REPORTED_MODEL, {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2})
+    assert (refused.success, refused.content) == (False, "") and refused.error_message.startswith("refusal: the judge refused")
+    assert again.success and again.raw_response.cached and again.content == "Score: 4"  # the persistent cache, across providers
+    assert len(server.requests) == 2  # the refusal was not asked again, the second provider's call was a cache hit
+    assert server.requests[0] == {"model": "o3-mini", "messages": [{"role": "user", "content": "three words here"}], "max_completion_tokens": 64}
+    provenance = provider.provenance()
+    assert provenance["errors"] == {"refusal": 1} and provenance["judge_model_requested"] == "o3-mini" and provenance["api_calls"] == 2
+
+
+def test_without_a_config_the_audio_judge_settings_stand_and_a_missing_key_is_said(judge_env, monkeypatch):
+    from lmms_eval.llm_judge import Request
+
+    from lmms_eval_tasks.judge_provider import AudioJudgeProvider
+
+    with ChatServer(digit_reply) as server:
+        judge_env(server)
+        provider = AudioJudgeProvider()
+        assert provider.judge_config.model == "deepseek-chat" and provider.config.model_name == "deepseek-chat"
+        reply = provider.evaluate(Request(messages=[{"role": "user", "content": "one two"}]))
+        with pytest.raises(ValueError, match="judge model 'gpt-4'"):
+            provider.evaluate(Request(messages=[{"role": "user", "content": "x"}], config=__import__("lmms_eval.llm_judge", fromlist=["ServerConfig"]).ServerConfig(model_name="gpt-4")))
+    assert reply.success and reply.content == "Score: 3"
+    assert server.requests[0] == {"model": "deepseek-chat", "messages": [{"role": "user", "content": "one two"}], "temperature": 0.0}  # server-default limit
+    monkeypatch.delenv("TEST_JUDGE_KEY")
+    unconfigured = AudioJudgeProvider()
+    assert not unconfigured.is_available()
+    with pytest.raises(RuntimeError, match="no judge configured"):
+        unconfigured.evaluate(Request(messages=[{"role": "user", "content": "x"}]))
