@@ -57,6 +57,14 @@ def headline_metrics(task: str) -> tuple[str, ...]:
     return HEADLINE_METRICS.get(task.removesuffix("_text"), ())
 
 
+def metric_scale(metric: str) -> str | None:
+    """The scale of an MCGA figure: ``"%"`` (CER, F1, accuracy, CMC in percent, as the official script prints them;
+    LLM-B/LLM-C 0-100) or ``"0-100"`` (chrF++ and BLEU, sacrebleu's scale); ``None`` for counts."""
+    if metric.startswith(("chrf", "bleu")):
+        return "0-100"
+    return None if metric in ("scored", "excluded") else "%"
+
+
 def _group_values(run: Run, metric: str) -> dict[str, tuple[float | None, int | None]]:
     """``{group: (CER, n)}`` from a breakdown metric in any of the shapes the hooks write:
     ``{group: cer}``, ``{group: {"cer": x, "n": k}}``, or ``{group: cer}`` beside a companion ``<metric>_n``

@@ -43,6 +43,11 @@ def headline_metrics(task: str) -> tuple[str, ...]:
     return METRICS if task == "mmac" or task in _tasks() else ()
 
 
+def metric_scale(metric: str) -> str | None:
+    """The scale of an MMAC figure: Accuracy, Precision and Coverage are percent (``"%"``, 0-100; paper Sec. 3)."""
+    return "%" if metric.split("_", 1)[0] in ("accuracy", "precision", "coverage") else None
+
+
 def overall(run: Run, metric: str, published: dict, context: Context) -> Cell:
     """Category-macro value: the ``mmac`` group's, else the mean of the six category tasks (all six needed)."""
     states = [health(run, t, published, context) for t in _tasks()]
