@@ -148,7 +148,8 @@ def metric_cell(run: Run, task: str, metric: str, published: dict, context: Cont
     Args:
         judged: the metric is an LLM-judge score (mark J applies).
         exclusions: the metric is computed over non-excluded items (mark X applies).
-        n_metric: a metric holding the cell's n (e.g. ``scored``); default: the documents of the run.
+        n_metric: a metric holding the cell's n (e.g. ``scored``); default: :attr:`TaskResult.n_scored` (the
+            health table's "scored", so both always agree).
         ci_metric: a metric holding a ``[low, high]`` 95% interval.
         scored_metric: a metric counting the items scored (``scored``); when it is 0, a number (a strict figure,
             which counts unscored items as wrong) shows as "n/c": a figure over 0 scored items is not computed.
@@ -158,7 +159,7 @@ def metric_cell(run: Run, task: str, metric: str, published: dict, context: Cont
         return Cell(text="–")
     state = health(run, task, published, context)
     value = result.metrics.get(metric)
-    cell = Cell(marks=state.marks(judged=judged, exclusions=exclusions), n=result.n_effective, notes=state.explanations())
+    cell = Cell(marks=state.marks(judged=judged, exclusions=exclusions), n=result.n_scored, notes=state.explanations())
     if n_metric and is_number(result.metrics.get(n_metric)):
         cell.n = int(result.metrics[n_metric])
     if is_number(value) and scored_metric and result.metrics.get(scored_metric) == 0:
