@@ -64,8 +64,8 @@ def build(runs: list[Run], context: Context) -> Section:
                    "marks": Cell(text=" ".join(state.marks()) or "–"),
                    "why": Cell(text="; ".join(e.split(": ", 1)[-1] for e in state.explanations()) or "–")}  # fmt: skip
             table.rows.append(Row(run.label, "run", row, task))
-    table.notes = ["'docs run': documents of the run (after --limit); 'scored (n)': the items behind the task's figures, the n of every table above "
-                   "(PARSA: its 'scored', without excluded and refused items; elsewhere the documents run).",
+    table.notes = [("'docs run': documents of the run (after --limit); 'scored (n)': the items behind the task's figures, the n of every table above "
+                    "(PARSA: its 'scored', without excluded and refused items; elsewhere the documents run)."),
                    "'full test set' from the benchmark's published.json ('?' where the paper does not state it). Every mark on a cell of the tables above comes from this row of its task.",
                    "'judge counts': the judge pass's non-zero counts (docs/judge.md): verdicts read after the judge's reasoning, replies whose reasoning never closed "
                    "(among 'judge failed'), replies not cached, MCGA's strict-reading exclusions and disagreements, candidates with prompt-like framing.",

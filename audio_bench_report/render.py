@@ -79,7 +79,7 @@ def _mark_details(table: Table, limit: int = 12) -> list[str]:
                     labels.append(row.label)
     groups: dict[tuple, list[str]] = {}
     for note, labels in rows_of.items():
-        task, separator, sentence = note.partition(": ")
+        _, separator, sentence = note.partition(": ")
         key = (tuple(labels), _NUMBER.sub("#", sentence)) if separator else (tuple(labels), note)
         groups.setdefault(key, []).append(note)
     seen = []

@@ -75,7 +75,7 @@ def headline_metrics(task: str) -> tuple[str, ...]:
         return ()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _scale_function(benchmark: str):
     try:
         return getattr(importlib.import_module(f"{benchmark}.report_layout"), "metric_scale", None)

@@ -124,8 +124,8 @@ def main_table(runs: list[Run], published: dict, context: Context) -> Table:
         row["cmc"], row["cmc_strict"] = _cmc_cell(run, published, context, False), _cmc_cell(run, published, context, True)
         cells.append(row)
     table = Table("mcga_main", "MCGA main results (paper Table 3): official metric, our strict variant beside it", columns)
-    table.notes = ["CER, F1 and accuracy in percent; LLM-B and LLM-C 0-100 (LLM judge). 'strict': our stricter rule (lmms_eval_tasks/mcga/README.md). "
-                   "n = documents scored (the health table's 'scored (n)').",
+    table.notes = [("CER, F1 and accuracy in percent; LLM-B and LLM-C 0-100 (LLM judge). 'strict': our stricter rule (lmms_eval_tasks/mcga/README.md). "
+                    "n = documents scored (the health table's 'scored (n)')."),
                    "CMC = (SQA/QA + SU/LU + SR/LR) / 3 × 100 needs the text-mode tasks (--tasks mcga_cmc)."]  # fmt: skip
     return assemble(table, runs, cells, published, context)
 

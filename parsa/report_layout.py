@@ -138,8 +138,8 @@ def detail_table(runs: list[Run], published: dict, context: Context) -> Table:
             }
             label = f"{DIMENSION_LABEL[TASKS[task].dimension]} / {TASK_LABEL[task]} ({METRIC_LABEL.get(metric, metric)})"
             table.rows.append(Row(run.label, "run", row, label))
-    table.notes = ["Fractions 0-1, as the paper. 'strict' counts excluded and refused items as wrong (ours; ASR: refusals as WER 1 in the mean WER); "
-                   "with 0 items scored it is n/c, as the score. Normalised score: paper Figure 3; its CI maps the score's CI with the same b.",
+    table.notes = [("Fractions 0-1, as the paper. 'strict' counts excluded and refused items as wrong (ours; ASR: refusals as WER 1 in the mean WER); "
+                    "with 0 items scored it is n/c, as the score. Normalised score: paper Figure 3; its CI maps the score's CI with the same b."),
                    f"Mark X: excluded + refused above {context.exclusion_threshold:.0%} of the items."]  # fmt: skip
     return table
 
