@@ -44,7 +44,7 @@ def _scored_tasks(run: Run) -> list[str]:
 
 
 def build(runs: list[Run], context: Context) -> Section:
-    columns = [Column("docs", "docs scored", digits=0), Column("of", "docs in data", digits=0), Column("full", "full test set", digits=0),
+    columns = [Column("run", "docs run", digits=0), Column("docs", "scored (n)", digits=0), Column("of", "docs in data", digits=0), Column("full", "full test set", digits=0),
                Column("judge_failed", "judge failed", digits=0), Column("judge_counts", "judge counts"),
                Column("excluded", "excluded", digits=0), Column("refused", "refused", digits=0),
                Column("empty_failed", "empty/failed/echo/unscorable", digits=0), Column("reading", "answers read"), Column("marks", "marks"),
@@ -56,7 +56,7 @@ def build(runs: list[Run], context: Context) -> Section:
             full = full_sizes(task.split("_", 1)[0]).get(task)
             state = task_health(result, full, context.exclusion_threshold)
             count = counts(result)
-            row = {"docs": Cell(value=result.n_effective), "of": Cell(value=result.n_original), "full": Cell(value=full, text="?"),
+            row = {"run": Cell(value=result.n_effective), "docs": Cell(value=result.n_scored), "of": Cell(value=result.n_original), "full": Cell(value=full, text="?"),
                    "judge_failed": Cell(value=count["judge failed"]),
                    "judge_counts": Cell(text="; ".join(f"{name} {value}" for name, value in judge_counts(result).items()) or "–"),
                    "excluded": Cell(value=count["excluded"]), "refused": Cell(value=count["refused"]),
@@ -64,7 +64,9 @@ def build(runs: list[Run], context: Context) -> Section:
                    "marks": Cell(text=" ".join(state.marks()) or "–"),
                    "why": Cell(text="; ".join(e.split(": ", 1)[-1] for e in state.explanations()) or "–")}  # fmt: skip
             table.rows.append(Row(run.label, "run", row, task))
-    table.notes = ["'full test set' from the benchmark's published.json ('?' where the paper does not state it). Every mark on a cell of the tables above comes from this row of its task.",
+    table.notes = [("'docs run': documents of the run (after --limit); 'scored (n)': the items behind the task's figures, the n of every table above "
+                    "(PARSA: its 'scored', without excluded and refused items; elsewhere the documents run)."),
+                   "'full test set' from the benchmark's published.json ('?' where the paper does not state it). Every mark on a cell of the tables above comes from this row of its task.",
                    "'judge counts': the judge pass's non-zero counts (docs/judge.md): verdicts read after the judge's reasoning, replies whose reasoning never closed "
                    "(among 'judge failed'), replies not cached, MCGA's strict-reading exclusions and disagreements, candidates with prompt-like framing.",
                    "'answers read': answers with unfinished reasoning (no final answer), several answers with no clear final one, repaired JSON, labels or options outside the task's set, replies the strict MCQ reader could not read.",

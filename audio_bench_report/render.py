@@ -12,6 +12,7 @@ import base64
 import csv
 import html
 import io
+import re
 import textwrap
 import unicodedata
 from pathlib import Path
@@ -59,9 +60,16 @@ def markdown(table: Table) -> str:
     return "\n".join(lines) + "\n"
 
 
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
 def _mark_details(table: Table, limit: int = 12) -> list[str]:
     """Why the table's cells carry marks: each distinct note once, with the rows it applies to
-    (``A, B: mcga_asr: the data held 10 documents ...``), at most ``limit`` notes, then how many more."""
+    (``A, B: mcga_asr: the data held 10 documents ...``), at most ``limit`` notes, then how many more.
+
+    Notes saying the same sentence of different tasks (``<task>: <sentence>`` alike but for their numbers, e.g.
+    "the data held 2 documents, the full test set has 1000" for six MMAC categories) are stated once, with the
+    first task's numbers, then ``likewise <task> (<its numbers>)`` for the others."""
     rows_of: dict[str, list[str]] = {}
     for row in table.rows:
         for cell in row.cells.values():
@@ -69,7 +77,18 @@ def _mark_details(table: Table, limit: int = 12) -> list[str]:
                 labels = rows_of.setdefault(note, [])
                 if row.label not in labels:
                     labels.append(row.label)
-    seen = [f"{', '.join(labels)}: {note}" for note, labels in rows_of.items()]
+    groups: dict[tuple, list[str]] = {}
+    for note, labels in rows_of.items():
+        _, separator, sentence = note.partition(": ")
+        key = (tuple(labels), _NUMBER.sub("#", sentence)) if separator else (tuple(labels), note)
+        groups.setdefault(key, []).append(note)
+    seen = []
+    for (labels, _), notes in groups.items():
+        text = f"{', '.join(labels)}: {notes[0]}"
+        if len(notes) > 1:
+            others = [n.partition(": ")[0] + (f" ({', '.join(_NUMBER.findall(n.partition(': ')[2]))})" if _NUMBER.search(n.partition(": ")[2]) else "") for n in notes[1:]]
+            text += f"; likewise {', '.join(others)}"
+        seen.append(text)
     return seen[:limit] + ([f"... {len(seen) - limit} more: see the health table (tables/health.md) for every task"] if len(seen) > limit else [])
 
 

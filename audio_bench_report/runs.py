@@ -68,6 +68,14 @@ class TaskResult:
     n_original: int | None
     file: Path
 
+    @property
+    def n_scored(self) -> int | None:
+        """Items behind the task's figures, the ``n`` of every report table and the health table's "scored": the
+        task's ``scored`` metric where it reports one (PARSA: excluded and refused items left out), else the
+        documents of the run (:attr:`n_effective`)."""
+        scored = self.metrics.get("scored")
+        return int(scored) if is_number(scored) else self.n_effective
+
     def number(self, metric: str) -> float | None:
         """The metric as a float, or ``None`` when it is missing or not a number (e.g. "not computed: ...")."""
         value = self.metrics.get(metric)

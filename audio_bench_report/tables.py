@@ -142,24 +142,30 @@ def health(run: Run, task: str, published: dict, context: Context) -> TaskHealth
 
 
 def metric_cell(run: Run, task: str, metric: str, published: dict, context: Context, *, judged: bool = False,
-                exclusions: bool = False, n_metric: str | None = None, ci_metric: str | None = None) -> Cell:  # fmt: skip
+                exclusions: bool = False, n_metric: str | None = None, ci_metric: str | None = None, scored_metric: str | None = None) -> Cell:  # fmt: skip
     """The cell of one metric of one task of a run, with the task's marks.
 
     Args:
         judged: the metric is an LLM-judge score (mark J applies).
         exclusions: the metric is computed over non-excluded items (mark X applies).
-        n_metric: a metric holding the cell's n (e.g. ``scored``); default: the documents of the run.
+        n_metric: a metric holding the cell's n (e.g. ``scored``); default: :attr:`TaskResult.n_scored` (the
+            health table's "scored", so both always agree).
         ci_metric: a metric holding a ``[low, high]`` 95% interval.
+        scored_metric: a metric counting the items scored (``scored``); when it is 0, a number (a strict figure,
+            which counts unscored items as wrong) shows as "n/c": a figure over 0 scored items is not computed.
     """
     result = run.get(task)
     if result is None:
         return Cell(text="–")
     state = health(run, task, published, context)
     value = result.metrics.get(metric)
-    cell = Cell(marks=state.marks(judged=judged, exclusions=exclusions), n=result.n_effective, notes=state.explanations())
+    cell = Cell(marks=state.marks(judged=judged, exclusions=exclusions), n=result.n_scored, notes=state.explanations())
     if n_metric and is_number(result.metrics.get(n_metric)):
         cell.n = int(result.metrics[n_metric])
-    if is_number(value):
+    if is_number(value) and scored_metric and result.metrics.get(scored_metric) == 0:
+        cell.text, cell.marks = "n/c", [*cell.marks, "N"]
+        cell.notes.append(f"{task} {metric}: not computed: no scored items (the results file holds {value:g}, every item counted wrong)")
+    elif is_number(value):
         cell.value = float(value)
     elif isinstance(value, str) and value.startswith("not computed"):
         cell.text, cell.marks = "n/c", [*cell.marks, "N"]

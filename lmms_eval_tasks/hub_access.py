@@ -103,6 +103,14 @@ def unreachable_line(what: str, repo_id: str, reason: str, argument: str | None 
             f"{fix}set HF_HOME to the folder whose hub/ cache holds it")  # fmt: skip
 
 
+def local_dataset_copy_hint(repo_id: str, folder: str | None = None) -> str:
+    """The offline way to a hub dataset, added to its unreachable line: ``datasets`` (3.x, offline) reads a folder
+    named like the repository in the working directory ``folder`` (default: the current one) in the hub's own
+    layout, README "Mixing with lmms-eval's own audio benchmarks"."""
+    where = os.path.join(folder or os.getcwd(), repo_id)
+    return f", or put a copy in the hub's layout (its README.md and parquet files, e.g. a git clone) in {where} (README: Mixing with lmms-eval's own audio benchmarks)"
+
+
 #: How a value that can only be a file-system path starts (a hub id never does).
 _PATH_START = ("/", "./", "../", "~")
 
@@ -196,5 +204,5 @@ def hub_failure_line(error: BaseException) -> str | None:
         return (f"the Hugging Face hub cannot be reached ({reason}) and what this run needs from it is not in the local cache "
                 f"({cache_location()}): run once where the hub is reachable, or set HF_HOME to the folder whose hub/ cache holds it")  # fmt: skip
     if kind == "dataset":
-        return unreachable_line("dataset", repo_id, reason, argument=None)
+        return unreachable_line("dataset", repo_id, reason, argument=None) + local_dataset_copy_hint(repo_id)
     return unreachable_line("model files", repo_id, reason)

@@ -227,10 +227,12 @@ def failure_line(error: BaseException) -> str:
 
 
 def interrupted_line(args, error: BaseException | None = None) -> str:
-    """One line for Ctrl-C: what was interrupted, what is kept on disk, and how to resume.
+    """One line for Ctrl-C: what was interrupted, what is kept on disk, what is not, and what running again does.
 
-    The phase is read from the traceback (judge, model answers, model loading, data); what is kept: the judge's
-    reply cache, the ``faster_whisper`` transcript cache and lmms-eval's ``--use_cache`` answers when in use.
+    The phase is read from the traceback (judge, model answers, model loading, data); what can be kept: the
+    judge's reply cache (when its file exists), the ``faster_whisper`` transcript cache (``transcript_cache=``) and
+    lmms-eval's ``--use_cache`` answers. Nothing else survives (lmms-eval writes results and samples at the end),
+    so "resume" is said only for what is kept; with nothing kept the line says a new run starts from the beginning.
     """
     files = []
     traceback_ = error.__traceback__ if error is not None else None
@@ -241,7 +243,7 @@ def interrupted_line(args, error: BaseException | None = None) -> str:
     phase = ("judging" if "judge" in names else "generating answers" if "generate_until" in names
              else "loading the model" if "__init__" in names and "/models/" in names else "loading tasks and data" if "datasets" in names or "task" in names
              else "the run")  # fmt: skip
-    kept = []
+    kept, not_kept = [], []
     try:
         from audio_bench_core.judge import JudgeConfig
 
@@ -258,11 +260,35 @@ def interrupted_line(args, error: BaseException | None = None) -> str:
         if value.lower() not in ("", "none", "false", "0", "off"):
             kept.append("transcripts (transcript_cache)")
         else:
-            kept.append("no transcripts (add transcript_cache=default to --model_args to keep them)")
+            not_kept.append("transcripts (add transcript_cache=default to --model_args to keep them)")
     if getattr(args, "use_cache", None):
         kept.append(f"model answers (--use_cache {args.use_cache})")
-    kept_text = "; ".join(kept) if kept else "nothing (lmms-eval writes results only at the end)"
-    return f"lmms-eval run interrupted (Ctrl-C) while {phase}. Kept: {kept_text}. Run the same command again to resume from what is kept."
+    else:
+        not_kept.append("model answers (only with --use_cache DIR are they kept)")
+    start = f"lmms-eval run interrupted (Ctrl-C) while {phase}."
+    lost = f" Not kept: {'; '.join(not_kept)}." if not_kept else ""
+    if not kept:
+        return f"{start} Nothing was kept (lmms-eval writes results only at the end).{lost} Running the same command again starts from the beginning."
+    return f"{start} Kept: {'; '.join(kept)}.{lost} Running the same command again reuses what is kept and redoes the rest."
+
+
+def existing_results_line(output_path) -> str | None:
+    """One line when ``--output_path`` already holds lmms-eval results (``*_results.json`` anywhere below it), else ``None``.
+
+    lmms-eval writes ``<output_path>/<model>/<YYYYMMDD_HHMMSS>_results.json`` and never removes older files, so a
+    second run into the same folder adds a second run beside the first; ``audio-bench-report`` then takes, per
+    task, the newest file (runs.py). Said once before the run, so the user can pick another folder.
+    """
+    if not output_path:
+        return None
+    folder = os.path.abspath(os.path.expanduser(str(output_path)))
+    if not os.path.isdir(folder):
+        return None
+    found = sorted(glob.glob(os.path.join(glob.escape(folder), "**", "*_results.json"), recursive=True), key=os.path.getmtime)
+    if not found:
+        return None
+    newest = os.path.relpath(found[-1], folder)
+    return f"--output_path {output_path} already holds {len(found)} results file(s) (newest {newest}): this run is added beside them, none replaced"
 
 
 def _prefer_task_name_over_empty_folder(args) -> None:
@@ -310,6 +336,9 @@ def _exit_nonzero_on_failure(cli_evaluate_single):
                 raise ValueError("no --tasks given: name tasks or groups, e.g. --tasks mcga_asr (ours: lmms-eval-audio-tasks; all: lmms-eval --tasks list)")
             if args is not None:
                 check_command_before_run(args)
+                line = existing_results_line(getattr(args, "output_path", None))
+                if line:
+                    logger.warning(line)
             return cli_evaluate_single(args, *rest, **kwargs)
         except KeyboardInterrupt as error:
             sys.stdout.flush()

@@ -16,8 +16,11 @@ task or group, one row per headline metric:
 
 - the headline metric(s) of the task, as its benchmark declares them (``headline_metrics(task)`` of
   ``<benchmark>/report_layout.py``; a task without a declaration shows its non-integer numbers);
+- the scale of each figure beside its name, as the benchmark declares it (``metric_scale(metric)`` of
+  ``<benchmark>/report_layout.py``): ``(0-1)`` fraction (PARSA), ``(%)`` percent (MCGA, MMAC), ``(0-100)`` chrF++/BLEU;
 - the strict figure beside the official one: the metric named ``<headline>_strict``, or ``<x>_strict`` for
-  ``<x>_official``;
+  ``<x>_official``; with 0 items scored it reads "not computed" like its twin (a figure over 0 scored items is
+  never a number; the results JSON keeps the strict value);
 - ``n``: the items scored (a metric named ``scored``), else the documents of the run;
 - the 95% CI where the task reports one (``<headline>_ci95``);
 - every other integer-valued metric (a counter: excluded, refused, empty answers, judge failures, whatever a
@@ -41,7 +44,8 @@ from lmms_eval_tasks import TASKS_DIR
 _MARKER = "_lmms_eval_audio_plugin_table"
 #: Longest printed line (characters) for our table and the notes under it.
 MAX_WIDTH = 150
-FOOTER = "Shown: headline metrics, strict beside official, n scored, counts not 0. Every metric: the results JSON; tables: audio-bench-report"
+FOOTER = ("Scale beside each metric: (0-1) fraction, (%) percent, (0-100) sacrebleu's chrF++/BLEU. Shown: headline metrics, strict beside official, "
+          "n scored, counts not 0. Every metric: the results JSON; tables: audio-bench-report")  # fmt: skip
 
 
 def benchmark_names() -> tuple[str, ...]:
@@ -69,6 +73,24 @@ def headline_metrics(task: str) -> tuple[str, ...]:
         return tuple(function(task)) if function is not None else ()
     except Exception:  # noqa: BLE001 - a broken declaration must not cost the table: fall back to every number
         return ()
+
+
+@functools.cache
+def _scale_function(benchmark: str):
+    try:
+        return getattr(importlib.import_module(f"{benchmark}.report_layout"), "metric_scale", None)
+    except ImportError:
+        return None
+
+
+def metric_scale(task: str, metric: str) -> str:
+    """The scale ``<benchmark>.report_layout.metric_scale(metric)`` declares (``"0-1"`` fraction, ``"%"`` percent,
+    ``"0-100"`` sacrebleu's chrF++/BLEU); ``""`` when the benchmark declares none."""
+    function = _scale_function(task.split("_", 1)[0])
+    try:
+        return str(function(metric) or "") if function is not None else ""
+    except Exception:  # noqa: BLE001 - a broken declaration must not cost the table
+        return ""
 
 
 def _is_number(value) -> bool:
@@ -107,6 +129,39 @@ def _metrics(entry: dict) -> dict:
     return {metric: value for metric, (_, value) in chosen.items()}
 
 
+def _is_not_computed(value) -> bool:
+    return isinstance(value, str) and value.startswith("not computed")
+
+
+def _not_computed_cell(value: str, where: str, reasons: dict[str, list[str]]) -> str:
+    """``not computed (k)``: ``k`` numbers the reason in ``reasons`` (added with ``where`` if new)."""
+    reason = value.split(":", 1)[1].strip() if ":" in value else value
+    if reason not in reasons:
+        reasons[reason] = []
+    reasons[reason].append(where)
+    return f"not computed ({list(reasons).index(reason) + 1})"
+
+
+def _strict_cell(metrics: dict, twin: str | None, scored, reasons: dict[str, list[str]], task: str, official=None) -> str:
+    """The Strict cell: the twin's number, or "not computed (k)".
+
+    Rule: a figure over 0 scored items is not computed, never a number; so with ``scored`` = 0 the strict twin
+    (which counts unscored items as wrong, and would read 0 or a WER of 1) prints "not computed", as its official
+    twin does (with its reason), and the results JSON keeps the number. A "not computed: ..." twin is numbered too.
+    """
+    if not twin:
+        return ""
+    value = metrics[twin]
+    if _is_not_computed(value):
+        return _not_computed_cell(value, f"{task} {twin}", reasons)
+    if not _is_number(value):
+        return ""
+    if isinstance(scored, int) and not isinstance(scored, bool) and scored == 0:
+        reason = official if _is_not_computed(official) else "not computed: no scored items"
+        return _not_computed_cell(reason, f"{task} {twin}", reasons)
+    return _number(value)
+
+
 def task_rows(task: str, entry: dict, n_samples: dict | None, higher_is_better: dict, reasons: dict[str, list[str]]) -> list[list[str]]:
     """The printed rows of one task or group: ``[name, n, metric, official, strict, CI, counts]`` per headline.
 
@@ -127,22 +182,17 @@ def task_rows(task: str, entry: dict, n_samples: dict | None, higher_is_better: 
         official = ""
         if _is_number(value):
             official = _number(value)
-        elif isinstance(value, str) and value.startswith("not computed"):
-            reason = value.split(":", 1)[1].strip() if ":" in value else value
-            keys = list(reasons)
-            if reason not in reasons:
-                reasons[reason] = []
-                keys.append(reason)
-            reasons[reason].append(f"{task} {metric}")
-            official = f"not computed ({keys.index(reason) + 1})"
+        elif _is_not_computed(value):
+            official = _not_computed_cell(value, f"{task} {metric}", reasons)
         elif value is not None:
             official = str(value)[:20]
         twin = strict_twin(metric, metrics) if metric else None
-        strict = _number(metrics[twin]) if twin and _is_number(metrics[twin]) else ""
+        strict = _strict_cell(metrics, twin, scored, reasons, task, value)
         ci = metrics.get(f"{metric}_ci95")
         ci_text = f"[{ci[0]:.4f}, {ci[1]:.4f}]" if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(map(_is_number, ci)) else ""
         arrow = {True: "↑", False: "↓"}.get(higher_is_better.get(metric), "") if metric else ""
-        rows.append([name if not rows else "", "" if n is None or rows else str(n), f"{metric} {arrow}".strip(), official, strict, ci_text, counts if not rows else ""])
+        scale = f"({metric_scale(task, metric)})" if metric and metric_scale(task, metric) else ""
+        rows.append([name if not rows else "", "" if n is None or rows else str(n), " ".join(part for part in (metric, arrow, scale) if part), official, strict, ci_text, counts if not rows else ""])
     return rows
 
 
@@ -162,7 +212,7 @@ def plugin_table(result_dict: dict, column: str = "results") -> str:
     for index, (reason, where) in enumerate(reasons.items(), 1):
         names = ", ".join(where[:4]) + (f" and {len(where) - 4} more" if len(where) > 4 else "")
         notes += textwrap.wrap(f"({index}) not computed: {reason} [{names}]", width=MAX_WIDTH, subsequent_indent="    ")
-    return "\n".join([text_table(headers, rows, MAX_WIDTH), *notes, FOOTER]) + "\n"
+    return "\n".join([text_table(headers, rows, MAX_WIDTH), *notes, *textwrap.wrap(FOOTER, width=MAX_WIDTH)]) + "\n"
 
 
 def _without_plugin_tasks(result_dict: dict, column: str) -> dict | None:

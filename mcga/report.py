@@ -124,13 +124,17 @@ def _shown(value) -> str:
     return "not computed" if str(value).startswith("not computed") else str(value)[:30]
 
 
+#: The first note under the scores table: MCGA reports percent, where PARSA-Bench's tables report fractions.
+SCALE_NOTE = "scale: CER, F1, accuracy and CMC in percent (0-100), LLM-B/LLM-C 0-100 (judge), chrF++/BLEU sacrebleu's 0-100"
+
+
 def scores_table(tasks: dict[str, dict]) -> tuple[str, list[str]]:
-    """Per task its headline metrics (official, strict beside it) and the counts that are not 0; the
-    "not computed" reasons as notes."""
+    """Per task its headline metrics (official, strict beside it) and the counts that are not 0; the scale
+    (:data:`SCALE_NOTE`) and the "not computed" reasons as notes."""
     from audio_bench_report.render import text_table
     from mcga.report_layout import HEADLINE_METRICS, headline_metrics
 
-    rows, notes = [], []
+    rows, notes = [], [SCALE_NOTE]
     order = [*HEADLINE_METRICS, *(f"{t}_text" for t in ("mcga_sqa", "mcga_su", "mcga_sr"))]
     for task, values in sorted(tasks.items(), key=lambda item: (order.index(item[0]) if item[0] in order else len(order), item[0])):
         counts = ", ".join(f"{k} {v}" for k, v in sorted(values.items()) if isinstance(v, int) and not isinstance(v, bool) and v)

@@ -57,6 +57,14 @@ def headline_metrics(task: str) -> tuple[str, ...]:
     return HEADLINE_METRICS.get(task.removesuffix("_text"), ())
 
 
+def metric_scale(metric: str) -> str | None:
+    """The scale of an MCGA figure: ``"%"`` (CER, F1, accuracy, CMC in percent, as the official script prints them;
+    LLM-B/LLM-C 0-100) or ``"0-100"`` (chrF++ and BLEU, sacrebleu's scale); ``None`` for counts."""
+    if metric.startswith(("chrf", "bleu")):
+        return "0-100"
+    return None if metric in ("scored", "excluded") else "%"
+
+
 def _group_values(run: Run, metric: str) -> dict[str, tuple[float | None, int | None]]:
     """``{group: (CER, n)}`` from a breakdown metric in any of the shapes the hooks write:
     ``{group: cer}``, ``{group: {"cer": x, "n": k}}``, or ``{group: cer}`` beside a companion ``<metric>_n``
@@ -105,6 +113,8 @@ def main_table(runs: list[Run], published: dict, context: Context) -> Table:
         Column("su_acc", "SU Acc↑"), Column("su_acc_strict", "SU Acc strict↑"), Column("sr_acc", "SR Acc↑"),
         Column("sr_acc_strict", "SR Acc strict↑"), Column("cmc", "CMC↑"), Column("cmc_strict", "CMC strict↑"),
     ]  # fmt: skip
+    for column in columns[:-2]:  # each task's cell carries its n (documents scored); CMC combines six tasks
+        column.show_n = True
     spec = {"asr_cer": ("mcga_asr", "cer_official"), "asr_cer_strict": ("mcga_asr", "cer_strict"), "s2tt_llm_b": ("mcga_s2tt", "llm_b"),
             "sec_llm_c": ("mcga_sec", "llm_c"), "sqa_f1": ("mcga_sqa", "f1_official"), "su_acc": ("mcga_su", "acc_official"),
             "su_acc_strict": ("mcga_su", "acc_strict"), "sr_acc": ("mcga_sr", "acc_official"), "sr_acc_strict": ("mcga_sr", "acc_strict")}  # fmt: skip
@@ -114,7 +124,8 @@ def main_table(runs: list[Run], published: dict, context: Context) -> Table:
         row["cmc"], row["cmc_strict"] = _cmc_cell(run, published, context, False), _cmc_cell(run, published, context, True)
         cells.append(row)
     table = Table("mcga_main", "MCGA main results (paper Table 3): official metric, our strict variant beside it", columns)
-    table.notes = ["CER, F1 and accuracy in percent; LLM-B and LLM-C 0-100 (LLM judge). 'strict': our stricter rule (lmms_eval_tasks/mcga/README.md).",
+    table.notes = [("CER, F1 and accuracy in percent; LLM-B and LLM-C 0-100 (LLM judge). 'strict': our stricter rule (lmms_eval_tasks/mcga/README.md). "
+                    "n = documents scored (the health table's 'scored (n)')."),
                    "CMC = (SQA/QA + SU/LU + SR/LR) / 3 × 100 needs the text-mode tasks (--tasks mcga_cmc)."]  # fmt: skip
     return assemble(table, runs, cells, published, context)
 

@@ -3,10 +3,12 @@
 Tables (one row per model run, then the paper's rows with their source and a "Δ run − paper" row):
 
 - ``mmac_main`` (paper Table 2): category-macro Accuracy, Precision, Coverage (the ``mmac`` group's values, or
-  the equal-weight mean of the six category tasks when all six ran), then each category's three values;
+  the equal-weight mean of the six category tasks when all six ran);
+- ``mmac_categories``: each category's three values, one row per run and category (no paper rows);
 - ``mmac_dimensions``: Accuracy per dimension (n = valid judged samples), from each task's ``dimensions``.
 
-Figures: Coverage vs Precision per run with the paper's models (the paper's central trade-off), and a heatmap
+Figures: Coverage vs Precision per run with the paper's models (the paper's central trade-off; a run without both
+category-macro values is not drawn, and the caption names it with the reason), and a heatmap
 of Accuracy per dimension and run (values printed in each cell, grey scale). Reads metric names only
 (``accuracy``, ``precision``, ``coverage``, ``dimensions``, ``judge_failed``); needs no lmms-eval.
 """
@@ -20,6 +22,7 @@ from audio_bench_report.tables import (
     Column,
     Context,
     Plot,
+    Row,
     Section,
     Table,
     assemble,
@@ -43,6 +46,11 @@ def headline_metrics(task: str) -> tuple[str, ...]:
     return METRICS if task == "mmac" or task in _tasks() else ()
 
 
+def metric_scale(metric: str) -> str | None:
+    """The scale of an MMAC figure: Accuracy, Precision and Coverage are percent (``"%"``, 0-100; paper Sec. 3)."""
+    return "%" if metric.split("_", 1)[0] in ("accuracy", "precision", "coverage") else None
+
+
 def overall(run: Run, metric: str, published: dict, context: Context) -> Cell:
     """Category-macro value: the ``mmac`` group's, else the mean of the six category tasks (all six needed)."""
     states = [health(run, t, published, context) for t in _tasks()]
@@ -60,19 +68,29 @@ def overall(run: Run, metric: str, published: dict, context: Context) -> Cell:
 
 
 def main_table(runs: list[Run], published: dict, context: Context) -> Table:
+    """Paper Table 2: the category-macro Accuracy / Precision / Coverage (the per-category values are in
+    :func:`categories_table`, one row per run and category, so neither table is wider than a page)."""
     columns = [Column(m, f"{m.capitalize()}↑", digits=2) for m in METRICS]
-    columns += [Column(f"{c}_{m}", f"{c} {m[:3]}.", digits=1, show_n=(m == "accuracy")) for c in CATEGORIES for m in METRICS]
-    cells = []
-    for run in runs:
-        row = {m: overall(run, m, published, context) for m in METRICS}
-        for category in CATEGORIES:
-            for metric in METRICS:
-                row[f"{category}_{metric}"] = metric_cell(run, f"mmac_{category}", metric, published, context, judged=True)
-        cells.append(row)
-    table = Table("mmac_main", "MMAC main results (paper Table 2): category-macro Accuracy / Precision / Coverage, then per category", columns)
+    cells = [{m: overall(run, m, published, context) for m in METRICS} for run in runs]
+    table = Table("mmac_main", "MMAC main results (paper Table 2): category-macro Accuracy / Precision / Coverage", columns)
     table.notes = [("Percent. Accuracy = mean score with omissions 0; Precision = mean score over mentioned samples; Coverage = share mentioned. "
-                    "Category-macro: the six categories weighted equally. Judge failures are left out of every denominator (mark J).")]  # fmt: skip
+                    "Category-macro: the six categories weighted equally (per category: the next table). Judge failures are left out of every denominator (mark J).")]  # fmt: skip
     return assemble(table, runs, cells, published, context)
+
+
+def categories_table(runs: list[Run], published: dict, context: Context) -> Table:
+    """Accuracy (with n) / Precision / Coverage per category: one row per run and category (the paper reports no
+    per-category values, so there are no reference rows)."""
+    columns = [Column(m, f"{m.capitalize()}↑", digits=1, show_n=(m == "accuracy")) for m in METRICS]
+    table = Table("mmac_categories", "MMAC per category: Accuracy / Precision / Coverage (one row per run and category)", columns)
+    for run in runs:
+        for category in CATEGORIES:
+            if run.get(f"mmac_{category}") is None:
+                continue
+            row = {metric: metric_cell(run, f"mmac_{category}", metric, published, context, judged=True) for metric in METRICS}
+            table.rows.append(Row(run.label, "run", row, category))
+    table.notes = ["Percent; n = documents of the run in this category. The category-macro values of the table above are the mean of these six rows."]
+    return table
 
 
 def dimension_values(run: Run) -> dict[str, dict]:
@@ -112,6 +130,19 @@ def dimensions_table(runs: list[Run], published: dict, context: Context) -> Tabl
     table = Table("mmac_dimensions", "MMAC Accuracy per dimension (n = validly judged samples)", columns)
     table.notes = ["Per-dimension values are not in the paper's accessible text: no reference rows."]
     return assemble(table, runs, cells, published, context)
+
+
+def not_drawn(runs: list[Run], published: dict, context: Context) -> list[str]:
+    """``"<run>: <why>"`` for each run the Coverage/Precision figure leaves out (no category-macro Coverage or
+    Precision: a category missing, not computed or judged by no call)."""
+    out = []
+    for run in runs:
+        cells = {m: overall(run, m, published, context) for m in ("coverage", "precision")}
+        missing = [m for m, cell in cells.items() if cell.value is None]
+        if missing:
+            why = next((note for cell in cells.values() for note in cell.notes if cell.value is None), "")
+            out.append(f"{run.label}: no category-macro {' or '.join(missing)}" + (f" ({why})" if why else " (no MMAC category task has a value)"))
+    return out
 
 
 def _tradeoff_plot(runs: list[Run], published: dict, context: Context):
@@ -172,8 +203,10 @@ def build(runs: list[Run], context: Context) -> Section | None:
         return None
     published = load_published("mmac")
     section = Section(BENCHMARK, f"MMAC ({published['paper']}, arXiv {published['arxiv']})")
-    section.tables += [main_table(runs, published, context), dimensions_table(runs, published, context)]
-    section.plots += [Plot("mmac_coverage_precision", "MMAC Coverage vs Precision per run (filled) and the paper's models (hollow, Table 2).", _tradeoff_plot(runs, published, context)),
+    section.tables += [main_table(runs, published, context), categories_table(runs, published, context), dimensions_table(runs, published, context)]
+    left_out = not_drawn(runs, published, context)
+    caption = "MMAC Coverage vs Precision per run (filled) and the paper's models (hollow, Table 2)." + (f" Not drawn: {'; '.join(left_out)}." if left_out else "")
+    section.plots += [Plot("mmac_coverage_precision", caption, _tradeoff_plot(runs, published, context)),
                       Plot("mmac_dimension_heatmap", "MMAC Accuracy per dimension and run (grey scale, value printed).", _heatmap_plot(runs))]  # fmt: skip
     section.notes += [published["note"], f"Full test-set sizes: {published['test_set_size_source']}."]
     return section

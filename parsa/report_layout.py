@@ -62,6 +62,14 @@ def headline_metrics(task: str) -> tuple[str, ...]:
     return (TASKS[name].headline_metric, "chrf_pp", "bleu") if TASKS[name].kind == "translation" else (TASKS[name].headline_metric,)
 
 
+def metric_scale(metric: str) -> str | None:
+    """The scale of a PARSA-Bench figure: ``"0-1"`` (fractions, as the paper reports them: WER, CER, COMET, F1,
+    accuracy, baselines, shares) except chrF++ and BLEU (``"0-100"``, sacrebleu's scale); ``None`` for counts."""
+    if metric.startswith(("chrf", "bleu")):
+        return "0-100"
+    return None if metric in ("scored", "excluded", "refused") else "0-1"
+
+
 def _interval(result, metric: str) -> tuple[float, float] | None:
     value = result.metrics.get(f"{metric}_ci95") if result else None
     if isinstance(value, (list, tuple)) and len(value) == 2 and all(is_number(v) for v in value):
@@ -126,11 +134,12 @@ def detail_table(runs: list[Run], published: dict, context: Context) -> Table:
                 "refused": Cell(value=result.number("refused"), marks=["X"] if state.excluded else []),
                 "baseline": Cell(value=b, text="–"),
                 "normalised": Cell(value=value, text="–", ci=interval, marks=list(score.marks) if value is not None else []),
-                "strict": metric_cell(run, name, strict_metric, published, context) if strict_metric else Cell(text="–"),
+                "strict": metric_cell(run, name, strict_metric, published, context, scored_metric="scored") if strict_metric else Cell(text="–"),
             }
             label = f"{DIMENSION_LABEL[TASKS[task].dimension]} / {TASK_LABEL[task]} ({METRIC_LABEL.get(metric, metric)})"
             table.rows.append(Row(run.label, "run", row, label))
-    table.notes = ["'strict' counts excluded and refused items as wrong (ours; ASR: refusals as WER 1 in the mean WER). Normalised score: paper Figure 3; its CI maps the score's CI with the same b.",
+    table.notes = [("Fractions 0-1, as the paper. 'strict' counts excluded and refused items as wrong (ours; ASR: refusals as WER 1 in the mean WER); "
+                    "with 0 items scored it is n/c, as the score. Normalised score: paper Figure 3; its CI maps the score's CI with the same b."),
                    f"Mark X: excluded + refused above {context.exclusion_threshold:.0%} of the items."]  # fmt: skip
     return table
 

@@ -5,7 +5,8 @@
 - a built-in task whose dataset is not cached, with no token and no hub: the hub, not "Token is required";
 - a misspelt ``--model`` (``faster-whisper``): the close name, not the 1,700-character list of every model;
   a task name in the wrong case (``MCGA_ASR``): the right name;
-- Ctrl-C while the judge works: one line (what was interrupted, what is kept, how to resume), exit 130.
+- Ctrl-C while the judge works: one line (what was interrupted, what is kept and what not, what a rerun does), exit 130;
+- a built-in dataset neither cached nor reachable: the local folder ``datasets`` reads offline is named.
 
 Five short CLI runs (each stops early); about 1.5 minutes on 2 quiet cores.
 """
@@ -60,6 +61,8 @@ def test_a_built_in_task_offline_says_the_hub_cannot_be_reached_not_token_requir
     assert "Token is required (`token=True`)" in log  # what datasets raised, further up
     assert last.startswith("lmms-eval run failed: dataset lmms-lab-audio/librispeech is not in the local Hugging Face cache"), last
     assert "the hub cannot be reached (ConnectError: [Errno 111] Connection refused)" in last
+    assert last.endswith(f"or put a copy in the hub's layout (its README.md and parquet files, e.g. a git clone) in {tmp_path}/lmms-lab-audio/librispeech "
+                         "(README: Mixing with lmms-eval's own audio benchmarks)")  # the folder datasets reads offline (cwd: tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -93,7 +96,7 @@ def test_ctrl_c_while_judging_prints_one_line_with_what_is_kept(lmms_eval_cli, o
         log, _ = process.communicate(timeout=120)
     lines = [line for line in log.splitlines() if line.strip()]
     assert process.returncode == 130, log[-3000:]
-    assert lines[-1] == (f"lmms-eval run interrupted (Ctrl-C) while judging. Kept: judge replies so far ({cache}). "
-                         "Run the same command again to resume from what is kept.")  # fmt: skip
+    assert lines[-1] == (f"lmms-eval run interrupted (Ctrl-C) while judging. Kept: judge replies so far ({cache}). Not kept: model answers "
+                         "(only with --use_cache DIR are they kept). Running the same command again reuses what is kept and redoes the rest.")  # fmt: skip
     assert "Traceback" not in log and "KeyboardInterrupt" not in log
     assert cache.is_file() and not os.path.exists(tmp_path / "out")  # nothing else was written

@@ -264,6 +264,7 @@ def test_mcga_report_prints_tables_with_cmc_ratios_and_breakdowns_with_n(tmp_pat
     assert lines[2:4] == ["|mcga_asr     |cer_official|10.00       |12.50 |empty_responses 2   |",  # strict beside official, counts not 0
                           "|mcga_s2tt    |llm_b       |not computed|      |                    |"]
     assert "  not computed: no judge configured (set DEEPSEEK_API_KEY; see docs/judge.md)" in lines
+    assert lines[lines.index("  " + report.SCALE_NOTE) - 1].startswith("|mcga_") and "percent (0-100)" in report.SCALE_NOTE  # issue 27: the scale, under the table
     assert "|诗 Shi|4|12.50         |" in lines and "|词 Ci |3|8.25          |" in lines  # per genre with n
     # CMC (eq. 1): (40/80 + 60/100 + 30/60) / 3 × 100 = 53.33; strict accuracies: (0.5 + 0.5 + 0.5) / 3 × 100 = 50.00
     assert "|SQA/QA (F1)           |40.00|80.00 |0.500|0.500                   |" in lines

@@ -124,6 +124,16 @@ def test_group_name_from_the_repository_root_runs_the_group(walk, root_run):
         assert f"|{task}" in log or f"| - {task}" in log, task
 
 
+def test_a_second_run_into_an_output_folder_says_so_in_one_line_before_inference(walk, quick_start, root_run):
+    """Issue 27 item 5: the quick start wrote one results file into walk["out"]; the root run adds a second."""
+    assert "already holds" not in quick_start[1]  # the first run: an empty folder, nothing said
+    log = root_run[1]
+    [line] = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in log.splitlines() if "already holds" in line]  # loguru's colours dropped
+    found = re.search(r"--output_path (\S+) already holds 1 results file\(s\) \(newest (\S+_results\.json)\): this run is added beside them, none replaced$", line)
+    assert found and found[1] == str(walk["out"]) and (walk["out"] / found[2]).is_file(), line
+    assert log.index("already holds") < log.index("Building contexts")  # said before any document is read
+
+
 def test_the_report_of_two_runs_in_one_folder_takes_the_newest_run_per_task(walk, quick_start, root_run):
     results = sorted(walk["out"].rglob("*_results.json"))
     assert len(results) == 2, results  # the quick start and the root run

@@ -128,8 +128,10 @@ def test_table_values_are_the_results_json_values(runs):
     mmac = json.loads(MMAC_RESULTS.read_text(encoding="utf-8"))["results"]
     m = row(table(report, "mmac_main"), "run", "M")
     assert float(m["accuracy"]) == mmac["mmac"]["accuracy,none"] == pytest.approx(350 / 6)
-    assert float(m["coverage"]) == pytest.approx(440 / 6) and float(m["persona_accuracy"]) == mmac["mmac_persona"]["accuracy,none"] == 62.5
-    assert "J" in m["persona_accuracy_marks"].split()  # one judge failure in persona
+    assert float(m["coverage"]) == pytest.approx(440 / 6)
+    [persona] = [r for r in table(report, "mmac_categories") if r["label"] == "M" and r["detail"] == "persona"]  # one row per run and category
+    assert float(persona["accuracy"]) == mmac["mmac_persona"]["accuracy,none"] == 62.5 and persona["accuracy_n"] == "3"
+    assert "J" in persona["accuracy_marks"].split()  # one judge failure in persona
     dims = row(table(report, "mmac_dimensions"), "run", "M")
     assert float(dims["accent"]) == 25.0 and dims["accent_n"] == "2" and dims["timbre"] == "–"  # timbre: every judgment failed
 
@@ -203,7 +205,7 @@ def test_html_page_is_self_contained_and_md_links_the_figures(runs):
     page = (report / "report.html").read_text(encoding="utf-8")
     assert page.count("data:image/png;base64,") == len(FIGURES)
     assert "src=\"http" not in page and "<link" not in page
-    for key in ("mcga_main", "mcga_asr_by_genre", "mcga_cmc", "parsa_main", "parsa_detail", "parsa_asr", "mmac_main", "health"):
+    for key in ("mcga_main", "mcga_asr_by_genre", "mcga_cmc", "parsa_main", "parsa_detail", "parsa_asr", "mmac_main", "mmac_categories", "health"):
         assert f'id="{key}"' in page
         assert (report / "tables" / f"{key}.md").exists() and (report / "tables" / f"{key}.csv").exists()
     assert (report / "tables" / "mcga_main.tex").read_text(encoding="utf-8").startswith("\\begin{table}")
@@ -223,7 +225,7 @@ def test_printed_lmms_eval_table_shows_headlines_strict_n_and_counts_that_are_no
     asr = a["mcga_asr"]
     [row] = [line for line in _table_lines(log) if line.startswith("|mcga_asr ")]
     cells = [c.strip() for c in row.split("|")[1:-1]]
-    assert cells[:5] == ["mcga_asr", "14", "cer_official ↓", f"{asr['cer_official,none']:.4f}", f"{asr['cer_strict,none']:.4f}"]
+    assert cells[:5] == ["mcga_asr", "14", "cer_official ↓ (%)", f"{asr['cer_official,none']:.4f}", f"{asr['cer_strict,none']:.4f}"]
     shown = {f"{m.split(',')[0]} {v}" for m, v in asr.items() if isinstance(v, int) and not isinstance(v, bool) and v}
     assert shown and all(text in row for text in shown)  # the official runner rows hold an empty answer and echoes: counted
     assert "failed_generations" not in row and asr["failed_generations,none"] == 0  # counts at 0 are left out
@@ -249,8 +251,8 @@ def test_printed_table_shows_any_new_counter_and_hands_other_benchmarks_to_lmms_
     rows = [[c.strip() for c in line.split("|")[1:-1]] for line in _table_lines(table)]
     assert rows[0] == ["Tasks", "n", "Metric", "Official", "Strict", "95% CI", "Also counted (not 0)"]
     # any int metric is a count, named by no list (other helpers add counters), shown when not 0
-    assert rows[2] == ["mcga_asr", "8", "cer_official ↓", "4.4000", "5.0000", "", "repetition_rate 0.2500, scoring_errors 1, unfinished_reasoning 2"]
-    assert rows[3][0] == "parsa" and rows[4] == ["- parsa_age", "0", "macro_f1", "not computed (1)", "", "", "excluded 12"]
+    assert rows[2] == ["mcga_asr", "8", "cer_official ↓ (%)", "4.4000", "5.0000", "", "repetition_rate 0.2500, scoring_errors 1, unfinished_reasoning 2"]
+    assert rows[3][0] == "parsa" and rows[4] == ["- parsa_age", "0", "macro_f1 (0-1)", "not computed (1)", "", "", "excluded 12"]
     assert "(1) not computed: no scored items [parsa_age macro_f1]" in table and "other_task" not in table and "signature" not in table
     seen = []
     wrapped = readable_make_table(lambda result_dict, column="results", sort_results=False: seen.append((column, result_dict[column])) or "LMMS-EVAL TABLE")

@@ -17,6 +17,25 @@ class CPUOrAcceleratorDevice:
         return accelerator.device if accelerator is not None else torch.device("cpu")
 
 
+def language_mismatch_line(model: str, task: str, forced: str | None, task_language: str | None) -> str | None:
+    """One warning line when a model's forced language (its ``language=`` model argument) is not the language the
+    task declares for its audio, else ``None``.
+
+    ``task_language`` is what the task YAML gives the model in ``model_specific_generation_kwargs`` (our
+    benchmarks: MCGA ``zh``, PARSA ``fa``, PARSA ``s2tt_en_fa`` ``en``: its source speech is English); a task that
+    declares none (MMAC, lmms-eval's own tasks) gets no warning. Codes are compared without case or a region
+    (``zh-CN`` = ``zh``).
+    """
+
+    def code(value) -> str:
+        return str(value or "").strip().lower().replace("_", "-").split("-")[0]
+
+    if not code(forced) or not code(task_language) or code(forced) == code(task_language):
+        return None
+    return (f"{model}: {task}: language={forced} (model argument) but the task's audio is {task_language}: transcripts will be in the wrong "
+            f"language; drop language= to use the task's")  # fmt: skip
+
+
 # --- failed generations on tasks that do not know our placeholder -------------------------------------------
 #: ``{task: {"failed": n, "requests": m, "first_error": text}}`` of this run, all ranks summed: tasks of other
 #: benchmarks (lmms-eval's built-in ones) on which one of our models failed. The plugin writes it into the results

