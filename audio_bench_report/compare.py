@@ -421,7 +421,8 @@ def _sacrebleu_p(measure: Measure, values_a: list, values_b: list, resamples: in
     if refs != refs_b or not refs:  # paper rule: the two runs scored different items: permutation over parts instead
         return float("nan")
     _, scores = PairedTest([("A", hyps_a), ("B", hyps_b)], {name: _sacrebleu_metric(name)}, [refs], test_type="ar", n_samples=resamples)()
-    return float(scores[name][1].p_value)
+    [key] = [k for k in scores if k != "System"]  # sacrebleu names the metric itself (BLEU, chrF2++)
+    return float(scores[key][1].p_value)
 
 
 def compare(folder_a: str | Path, folder_b: str | Path, tasks: list[str] | None = None, resamples: int = 10_000, seed: int = 0) -> dict:
