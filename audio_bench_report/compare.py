@@ -373,8 +373,8 @@ def compare_task(task: str, docs_a: TaskDocs, docs_b: TaskDocs, resamples: int, 
         key_a, key_b = _doc_key(docs_a.samples[doc], measures[0].metric), _doc_key(docs_b.samples[doc], measures[0].metric)
         if key_a != key_b:
             raise ReportInputError(f"{task}: doc_id {doc} is {key_a!r} in {docs_a.file} but {key_b!r} in {docs_b.file}: the runs read different data")
-    rows = []
-    for index, measure in enumerate(measures):
+    prepared = []
+    for measure in measures:
         usable = [d for d in common if headline_value(docs_a.samples[d], measure.metric) is not None and headline_value(docs_b.samples[d], measure.metric) is not None]
         if not usable:
             skipped.append({"task": task, "metric": measure.metric, "reason": "no paired document carries this metric"})
@@ -382,33 +382,51 @@ def compare_task(task: str, docs_a: TaskDocs, docs_b: TaskDocs, resamples: int, 
         values_a = [headline_value(docs_a.samples[d], measure.metric) for d in usable]
         values_b = [headline_value(docs_b.samples[d], measure.metric) for d in usable]
         figure = stats.Figure(measure.parts(values_a), measure.parts(values_b), measure.value, measure.median)
-        a, b = figure.full()
-        clusters = None if measure.median else clusters_of(task, values_a)
-        boot, perm = stats.resample_differences(figure, clusters, resamples, seed + index)
-        notes = []
-        if measure.binary:
-            p, a_only, b_only = stats.mcnemar_exact(figure.parts_a[:, 0], figure.parts_b[:, 0])
-            test = f"exact McNemar ({a_only} right in A only, {b_only} in B only; scipy binomtest)"
-        elif measure.sacrebleu:
-            p, test = _sacrebleu_p(measure, values_a, values_b, resamples), "sacrebleu paired approximate randomisation"
-        else:
-            p, test = stats.permutation_p(b - a, perm), "paired permutation" + (" of clusters" if clusters is not None else "")
-        test += "; CI: paired bootstrap" + (f" of {int(clusters.max()) + 1} text clusters" if clusters is not None else " of documents")
-        units = len(usable) if clusters is None else int(clusters.max()) + 1
-        mdd = stats.minimum_detectable(boot)
-        if units < stats.MIN_PAIRED:
-            notes.append(f"n<{stats.MIN_PAIRED}: this test cannot see differences below {mdd:.3g}")
-        own = [r.tasks[task].number(measure.metric) if r and task in r.tasks else None for r in (run_a, run_b)]
-        rows.append(Comparison(task, measure.metric, measure.reading, measure.unit, a, b, b - a, list(stats.interval(boot)), p, test, len(usable),
-                               only_a + len(common) - len(usable), only_b + len(common) - len(usable), measure.lower_is_better,
-                               clusters=None if clusters is None else units, min_detectable_difference=mdd, small_n=units < stats.MIN_PAIRED,
-                               a_run=own[0], b_run=own[1], notes=notes))  # fmt: skip
+        prepared.append((measure, tuple(usable), values_a, values_b, figure))
+    rows = []
+    groups: dict[tuple, list] = {}  # measures over the same documents share their resamples
+    for entry in prepared:
+        groups.setdefault((entry[1], entry[4].median), []).append(entry)
+    for group_number, ((usable, median), entries) in enumerate(groups.items()):
+        clusters = None if median else clusters_of(task, entries[0][2])
+        # sacrebleu's test needs one reference set: PARSA's paper-rule figures (scored items only) may score different items
+        permute = [not m.binary and not (m.sacrebleu and not (task.startswith("parsa_") and m.reading == "official")) for m, *_ in entries]
+        drawn = stats.resample_differences([e[4] for e in entries], clusters, resamples, seed + group_number, permute)
+        for (measure, _, values_a, values_b, figure), (boot, perm) in zip(entries, drawn):
+            rows.append(_row(task, measure, figure, clusters, boot, perm, values_a, values_b, resamples, len(usable), only_a + len(common) - len(usable),
+                             only_b + len(common) - len(usable), run_a, run_b))  # fmt: skip
+    order = {m.metric: i for i, m in enumerate(measures)}
+    rows.sort(key=lambda r: order[r.metric])
     by_metric = {r.metric: r for r in rows}
-    for row, measure in zip(rows, [m for m in measures if m.metric in by_metric]):
-        other = by_metric.get(measure.partner)
+    partners = {m.metric: m.partner for m in measures}
+    for row in rows:
+        other = by_metric.get(partners[row.metric])
         if other and np.sign(row.difference) * np.sign(other.difference) < 0:
             row.notes.append(f"official and strict readings disagree in sign ({other.metric}: {other.difference:+.3g})")
     return rows, skipped
+
+
+def _row(task, measure, figure, clusters, boot, perm, values_a, values_b, resamples, n_paired, n_only_a, n_only_b, run_a, run_b) -> Comparison:
+    a, b = figure.full()
+    if measure.binary:
+        p, a_only, b_only = stats.mcnemar_exact(figure.parts_a[:, 0], figure.parts_b[:, 0])
+        test = f"exact McNemar ({a_only} right in A only, {b_only} in B only; scipy binomtest)"
+    elif measure.sacrebleu and not np.isnan(p := _sacrebleu_p(measure, values_a, values_b, resamples)):
+        test = "sacrebleu paired approximate randomisation"
+        if measure.sacrebleu[1](values_a)[0] == measure.sacrebleu[1](values_b)[0]:
+            p, test = 1.0, test + " (identical outputs: p = 1; sacrebleu's own convention would give its minimum 1/(R+1))"
+    elif measure.sacrebleu:
+        p, test = stats.permutation_p(b - a, perm), "paired permutation of sacrebleu sentence statistics (the runs scored different items)"
+    else:
+        p, test = stats.permutation_p(b - a, perm), "paired permutation" + (" of clusters" if clusters is not None else "")
+    units = n_paired if clusters is None else int(clusters.max()) + 1
+    test += "; CI: paired bootstrap" + (f" of {units} text clusters" if clusters is not None else " of documents")
+    mdd = stats.minimum_detectable(boot)
+    notes = [f"n<{stats.MIN_PAIRED}: cannot see |B−A| below {mdd:.3g}"] if units < stats.MIN_PAIRED else []
+    own = [r.tasks[task].number(measure.metric) if r and task in r.tasks else None for r in (run_a, run_b)]
+    return Comparison(task, measure.metric, measure.reading, measure.unit, a, b, b - a, list(stats.interval(boot)), p, test, n_paired, n_only_a, n_only_b,
+                      measure.lower_is_better, clusters=None if clusters is None else units, min_detectable_difference=mdd,
+                      small_n=units < stats.MIN_PAIRED, a_run=own[0], b_run=own[1], notes=notes)  # fmt: skip
 
 
 def _sacrebleu_p(measure: Measure, values_a: list, values_b: list, resamples: int) -> float:

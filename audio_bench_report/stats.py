@@ -85,44 +85,54 @@ def _cluster_sums(parts: np.ndarray, clusters: np.ndarray) -> np.ndarray:
     return out
 
 
-def _counts(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
-    """``(rows, n)`` bootstrap counts: each row the multiplicities of n draws with replacement from n units."""
-    draws = rng.integers(0, n, size=(rows, n)) + (np.arange(rows) * n)[:, None]
-    return np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n).astype(float)
-
-
-def resample_differences(figure: Figure, clusters: np.ndarray | None, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(bootstrap B-A differences, permutation B-A differences)``, each ``(resamples,)``.
+def resample_differences(figures: list[Figure], clusters: np.ndarray | None, resamples: int, seed: int, permute: list[bool] | None = None
+                         ) -> list[tuple[np.ndarray, np.ndarray | None]]:  # fmt: skip
+    """For each figure (all over the same paired documents): ``(bootstrap B-A differences, permutation B-A
+    differences or None)``, each ``(resamples,)``. The draws are shared by the figures (one task's metrics are
+    resampled together, as the documents are).
 
     Bootstrap: whole documents (or whole clusters) drawn with replacement, the same draw for both runs (paired).
-    Permutation: for each document (cluster) the two runs' outputs are swapped with probability 1/2 (the null
-    hypothesis: the runs are exchangeable), and both figures recomputed. ``clusters`` (``(n_docs,)`` ints 0..C-1)
-    applies to sum figures; medians resample documents.
+    Permutation (where ``permute`` asks for it; default all): for each document (cluster) the two runs' outputs are
+    swapped with probability 1/2 (the null hypothesis: the runs are exchangeable), and both figures recomputed.
+    ``clusters`` (``(n_docs,)`` ints 0..C-1) applies to sum figures; a median figure needs ``clusters=None``.
+
+    Raises:
+        ValueError: a median figure with clusters.
     """
+    permute = permute if permute is not None else [True] * len(figures)
+    if clusters is not None and any(f.median for f in figures):
+        raise ValueError("cluster resampling of a median figure is not implemented")
     rng = np.random.default_rng(seed)
-    boot, perm = [], []
-    if figure.median:
-        va, vb = figure.parts_a[:, 0], figure.parts_b[:, 0]
-        n = len(va)
-        for start in range(0, resamples, CHUNK):
-            rows = min(CHUNK, resamples - start)
-            index = rng.integers(0, n, size=(rows, n))
-            boot.append(np.nanmedian(vb[index], axis=1) - np.nanmedian(va[index], axis=1))
-            swap = rng.random((rows, n)) < 0.5
-            perm.append(np.nanmedian(np.where(swap, va, vb), axis=1) - np.nanmedian(np.where(swap, vb, va), axis=1))
-        return np.concatenate(boot), np.concatenate(perm)
-    pa, pb = figure.parts_a, figure.parts_b
-    if clusters is not None:
-        pa, pb = _cluster_sums(pa, clusters), _cluster_sums(pb, clusters)
-    n = len(pa)
-    sum_a, sum_b, delta = pa.sum(0), pb.sum(0), pb - pa
+    prepared = []
+    for figure in figures:
+        pa, pb = figure.parts_a, figure.parts_b
+        if clusters is not None and not figure.median:
+            pa, pb = _cluster_sums(pa, clusters), _cluster_sums(pb, clusters)
+        prepared.append((pa, pb, pa.sum(0), pb.sum(0), pb - pa))
+    n = len(prepared[0][0])
+    boot: list[list] = [[] for _ in figures]
+    perm: list[list] = [[] for _ in figures]
     for start in range(0, resamples, CHUNK):
         rows = min(CHUNK, resamples - start)
-        counts = _counts(rng, rows, n)
-        boot.append(figure.value(counts @ pb) - figure.value(counts @ pa))
-        moved = (rng.random((rows, n)) < 0.5).astype(float) @ delta  # what swapping those units moves from B to A
-        perm.append(figure.value(sum_b - moved) - figure.value(sum_a + moved))
-    return np.concatenate(boot), np.concatenate(perm)
+        index = rng.integers(0, n, size=(rows, n))
+        swap = rng.random((rows, n)) < 0.5
+        counts = None
+        for number, (figure, (pa, pb, sum_a, sum_b, delta)) in enumerate(zip(figures, prepared)):
+            if figure.median:
+                va, vb = pa[:, 0], pb[:, 0]
+                boot[number].append(np.nanmedian(vb[index], axis=1) - np.nanmedian(va[index], axis=1))
+                if permute[number]:
+                    perm[number].append(np.nanmedian(np.where(swap, va, vb), axis=1) - np.nanmedian(np.where(swap, vb, va), axis=1))
+                continue
+            if counts is None:
+                flat = (index + (np.arange(rows) * n)[:, None]).ravel()
+                counts = np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(float)
+                swapped = swap.astype(float)
+            boot[number].append(figure.value(counts @ pb) - figure.value(counts @ pa))
+            if permute[number]:
+                moved = swapped @ delta  # what swapping those units moves from B to A
+                perm[number].append(figure.value(sum_b - moved) - figure.value(sum_a + moved))
+    return [(np.concatenate(b), np.concatenate(p) if p else None) for b, p in zip(boot, perm)]
 
 
 def permutation_p(observed: float, permuted: np.ndarray) -> float:
