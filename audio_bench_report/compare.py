@@ -624,3 +624,58 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# ------------------------------------------------------------------------------------------- report section
+#: Resamples of the report's comparison section (the command's default is 10,000).
+REPORT_RESAMPLES = 2000
+
+
+def report_section(runs: list[Run], resamples: int = REPORT_RESAMPLES):
+    """The report's "Paired comparison" section when given two or more runs: each run after the first against the
+    first (B - A on the documents both hold), one table row per headline metric, and a plot of the differences with
+    their 95 % intervals. Self-contained (``audio_bench_report.cli.write_report`` appends it); ``None`` for fewer
+    than two runs. A pair that cannot be compared (no samples, other data) is named in the section's notes."""
+    from audio_bench_report.tables import Cell, Column, Plot, Row, Section, Table
+
+    if len(runs) < 2:
+        return None
+    columns = [Column("a", "A", 3), Column("b", "B", 3), Column("difference", "B − A [95% CI]", 3), Column("p", "p", 3), Column("p_holm", "p (Holm)", 3),
+               Column("n", "n paired", 0)]  # fmt: skip
+    table = Table("paired_comparison", "Paired comparison on the same documents (B − A)", columns, latex=True)
+    notes, plotted = [], []
+    for run in runs[1:]:
+        try:
+            result = compare(runs[0].folder, run.folder, resamples=resamples)
+        except ReportInputError as error:
+            notes.append(f"{runs[0].label} vs {run.label}: not compared: {error}")
+            continue
+        notes += [f"{r['task']}: refused: {r['reason']}" for r in result["refused"]]
+        for c in result["comparisons"]:
+            label = f"{c['task']} {c['metric']}"
+            detail = f"A = {runs[0].label}, B = {run.label}; {c['test']}" + (f"; {'; '.join(c['notes'])}" if c["notes"] else "")
+            cells = {"a": Cell(c["a"]), "b": Cell(c["b"]), "difference": Cell(c["difference"], ci=tuple(c["ci95"])), "p": Cell(c["p_value"]),
+                     "p_holm": Cell(c["p_value_adjusted"]), "n": Cell(float(c["n_paired"]), notes=[f"{c['n_only_a']} in A only, {c['n_only_b']} in B only"])}  # fmt: skip
+            table.rows.append(Row(label, "comparison", cells, detail))
+            plotted.append((f"{label} ({run.label})", c))
+    table.notes = notes + [f"{resamples} resamples; tests and their sources: docs/report.md, 'Comparing two runs'."]
+    if not table.rows:
+        return Section("compare", "Paired comparison", [table], [], notes)
+
+    def draw(stem: Path) -> list[Path]:
+        from audio_bench_report.plots import pyplot, safe_label, save
+
+        plt = pyplot()
+        fig, ax = plt.subplots(figsize=(6.5, 0.3 * len(plotted) + 1))
+        for y, (label, c) in enumerate(plotted):
+            scale = max(abs(c["ci95"][0]), abs(c["ci95"][1]), abs(c["difference"]), 1e-12)  # each row on its own scale: units differ
+            low, high = c["ci95"][0] / scale, c["ci95"][1] / scale
+            ax.errorbar(c["difference"] / scale, y, xerr=[[c["difference"] / scale - low], [high - c["difference"] / scale]], fmt="o", color="black", capsize=2)
+        ax.axvline(0, color="0.5", linewidth=0.8)
+        ax.set_yticks(range(len(plotted)))
+        ax.set_yticklabels([safe_label(label) for label, _ in plotted], fontsize=7)
+        ax.set_xlabel("B − A with 95% interval, each row scaled by its largest |value| (0 = no difference)")
+        return save(fig, stem)
+
+    plot = Plot("paired_differences", "Paired differences B − A with 95% intervals (scaled per row)", draw)
+    return Section("compare", "Paired comparison", [table], [plot], [])
