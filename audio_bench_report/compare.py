@@ -653,7 +653,7 @@ def report_section(runs: list[Run], resamples: int = REPORT_RESAMPLES):
         notes += [f"{r['task']}: refused: {r['reason']}" for r in result["refused"]]
         for c in result["comparisons"]:
             label = f"{c['task']} {c['metric']}"
-            detail = f"A = {runs[0].label}, B = {run.label}; {c['test']}" + (f"; {'; '.join(c['notes'])}" if c["notes"] else "")
+            detail = f"A = {runs[0].label}, B = {run.label}; {c['n_only_a']} in A only, {c['n_only_b']} in B only; {c['test']}" + (f"; {'; '.join(c['notes'])}" if c["notes"] else "")
             cells = {"a": Cell(c["a"]), "b": Cell(c["b"]), "difference": Cell(c["difference"], ci=tuple(c["ci95"])), "p": Cell(c["p_value"]),
                      "p_holm": Cell(c["p_value_adjusted"]), "n": Cell(float(c["n_paired"]), notes=[f"{c['n_only_a']} in A only, {c['n_only_b']} in B only"])}  # fmt: skip
             table.rows.append(Row(label, "comparison", cells, detail))
