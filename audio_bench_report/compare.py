@@ -157,7 +157,7 @@ def _parsa_measures(task: str) -> list[Measure]:
     except KeyError:
         return []
     names = set(scoring.metric_names(short))
-    scored = lambda r: r["status"] == "scored"  # noqa: E731
+    scored = lambda r: r["status"] == "scored"
 
     def accuracy(strict: bool):
         def parts(values):

@@ -21,12 +21,12 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "2")
 
-import argparse  # noqa: E402
-import random  # noqa: E402
-import time  # noqa: E402
-import tracemalloc  # noqa: E402
+import argparse
+import random
+import time
+import tracemalloc
 
-from audio_bench_report import compare as cmp  # noqa: E402
+from audio_bench_report import compare as cmp
 
 CLAUSES = ("床前明月光", "疑是地上霜", "举头望明月", "低头思故乡", "关关雎鸠", "在河之洲", "窈窕淑女", "君子好逑", "明月几时有", "把酒问青天")
 WORDS = ("امروز", "هوا", "آفتابی", "گرم", "است", "کتاب", "شهر", "باز", "می‌شود", "تهران")
@@ -128,8 +128,8 @@ def score_once(a: dict, b: dict) -> None:
 
 def compare_all(a: dict, b: dict, resamples: int) -> int:
     count = 0
-    for task in a:
-        rows, _ = cmp.compare_task(task, a[task], b[task], resamples, 0)
+    for task, docs in a.items():
+        rows, _ = cmp.compare_task(task, docs, b[task], resamples, 0)
         count += len(rows)
     return count
 
