@@ -651,6 +651,8 @@ def report_section(runs: list[Run], resamples: int = REPORT_RESAMPLES):
             notes.append(f"{runs[0].label} vs {run.label}: not compared: {error}")
             continue
         notes += [f"{r['task']}: refused: {r['reason']}" for r in result["refused"]]
+        if not result["comparisons"]:
+            notes.append(f"{runs[0].label} vs {run.label}: not compared: no task both runs hold has a paired comparison")
         for c in result["comparisons"]:
             label = f"{c['task']} {c['metric']}"
             detail = f"A = {runs[0].label}, B = {run.label}; {c['n_only_a']} in A only, {c['n_only_b']} in B only; {c['test']}" + (f"; {'; '.join(c['notes'])}" if c["notes"] else "")
