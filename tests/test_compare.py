@@ -181,3 +181,17 @@ def test_parsa_macro_f1_from_parts_equals_parsa_own_figure_on_random_labels():
         if scored:
             assert official.value(official.parts(records).sum(0))[0] == pytest.approx(scoring._agg_macro_f1("emotion", records, scored), abs=1e-12)
         assert strict.value(strict.parts(records).sum(0))[0] == pytest.approx(scoring._agg_macro_f1_strict("emotion", records, scored), abs=1e-12)
+
+
+def test_a_row_whose_official_and_strict_readings_disagree_in_sign_says_so():
+    # 12 docs: B is right by the official rule where A was not (romanised answers the official rule accepts), and wrong
+    # by the strict rule where A was right.
+    docs_a = {str(n): {"doc_id": n, "acc_official": 0.0 if n < 6 else 100.0, "acc_strict": 100.0} for n in range(12)}
+    docs_b = {str(n): {"doc_id": n, "acc_official": 100.0, "acc_strict": 0.0 if n < 3 else 100.0} for n in range(12)}
+    rows, _ = cmp.compare_task("mcga_su", cmp.TaskDocs("sha256:x", docs_a, None), cmp.TaskDocs("sha256:x", docs_b, None), 50, 0)
+    official, strict = rows
+    assert (official.difference, strict.difference) == (pytest.approx(50.0), pytest.approx(-25.0))
+    assert "disagree in sign (acc_strict: -25)" in official.notes[-1] and "disagree in sign (acc_official: +50)" in strict.notes[-1]
+    assert official.p_value == pytest.approx(2 / 2**6) and official.small_n  # 6 discordant, all for B: 2 * (1/2)^6
+    with pytest.raises(cmp.ReportInputError, match="different data"):
+        cmp.compare_task("mcga_su", cmp.TaskDocs("sha256:x", docs_a, None), cmp.TaskDocs("sha256:y", docs_b, None), 50, 0)
