@@ -195,3 +195,17 @@ def test_a_row_whose_official_and_strict_readings_disagree_in_sign_says_so():
     assert official.p_value == pytest.approx(2 / 2**6) and official.small_n  # 6 discordant, all for B: 2 * (1/2)^6
     with pytest.raises(cmp.ReportInputError, match="different data"):
         cmp.compare_task("mcga_su", cmp.TaskDocs("sha256:x", docs_a, None), cmp.TaskDocs("sha256:y", docs_b, None), 50, 0)
+
+
+def test_vectorised_chrf_equals_sacrebleu_on_random_sentences():
+    rng = np.random.default_rng(5)
+    metric = cmp._sacrebleu_metric("chrf_pp")
+    words = ["the", "moon", "light", "gleams", "frost", "ground", "x", ""]
+    refs = [" ".join(rng.choice(words, 6)) for _ in range(40)]
+    hyps = [" ".join(rng.choice(words, int(rng.integers(0, 8)))) for _ in range(40)]
+    stats_ = np.array(metric._extract_corpus_statistics(hyps, [refs]), float)
+    for _ in range(30):
+        chosen = rng.integers(0, 40, int(rng.integers(1, 40)))
+        total = stats_[chosen].sum(0)
+        assert cmp.chrf_from_sums(total)[0] == pytest.approx(metric._compute_score_from_stats(list(total)).score, abs=1e-9)
+    assert cmp.chrf_from_sums(np.zeros(24))[0] == metric._compute_score_from_stats([0] * 24).score == 0.0
