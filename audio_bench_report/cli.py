@@ -16,7 +16,7 @@ import io
 import sys
 from pathlib import Path
 
-from audio_bench_report import health, render
+from audio_bench_report import compare, health, render
 from audio_bench_report.runs import ReportInputError, Run, read_runs
 from audio_bench_report.tables import ALL_MARKS, Context, Section, load_published
 
@@ -128,6 +128,9 @@ def write_report(folders: list[str | Path], out: str | Path, names: list[str] | 
     if wrong:
         raise ReportInputError(f"--same-model names {wrong}, not a model of these benchmarks' papers; known: {', '.join(sorted(known))}")
     sections = [s for s in (module.build(runs, context) for module in modules) if s is not None]
+    comparison = compare.report_section(runs)  # paired B - A tables and plot (two or more runs)
+    if comparison is not None:
+        sections.append(comparison)
     sections.append(health.build(runs, context))
 
     out = Path(out)

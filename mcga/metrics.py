@@ -152,9 +152,19 @@ def official_cer_percent(references: Sequence[str], outputs: Sequence[str]) -> f
     Raises:
         ValueError: lengths differ or the corpus is empty.
     """
+    return _cer_percent_from_edits(official_cer_parts(references, outputs))
+
+
+def official_cer_parts(references: Sequence[str], outputs: Sequence[str]) -> tuple[tuple[int, int], ...]:
+    """Per-item ``(character edits, reference characters)`` of :func:`official_cer_percent` (its corpus CER is
+    ``100 * sum(edits) / sum(characters)`` of these): the parts a paired resampling sums.
+
+    Raises:
+        ValueError: lengths differ or the corpus is empty.
+    """
     if len(references) != len(outputs):
         raise ValueError(f"{len(references)} references but {len(outputs)} hypotheses")
-    return _cer_percent_from_edits(_official_edits(references, outputs))
+    return _official_edits(references, outputs)
 
 
 def strict_cer_percent(references: Sequence[str], outputs: Sequence[str]) -> float:
@@ -175,9 +185,18 @@ def strict_cer_percent(references: Sequence[str], outputs: Sequence[str]) -> flo
     Raises:
         ValueError: lengths differ or the corpus is empty.
     """
+    return _cer_percent_from_edits(strict_cer_parts(references, outputs))
+
+
+def strict_cer_parts(references: Sequence[str], outputs: Sequence[str]) -> list[tuple[int, int]]:
+    """Per-item ``(character edits, reference characters)`` of :func:`strict_cer_percent` (summed the same way).
+
+    Raises:
+        ValueError: lengths differ or the corpus is empty.
+    """
     refs = [normalize_for_strict_cer(r) for r in references]
     hyps = [simplify_reply_against_reference(normalize_for_strict_cer(o), ref) for o, ref in zip(outputs, refs)]
-    return _corpus_cer_percent(refs, hyps)
+    return character_edits(refs, hyps)
 
 
 def _group_members(groups: Sequence[str], order: Iterable[str]) -> dict[str, list[int]]:

@@ -33,7 +33,7 @@ pytestmark = pytest.mark.cli
 OFFICIAL = json.loads((FIXTURES / "official_runner_rows" / "expected_official.json").read_text(encoding="utf-8"))
 MMAC_RESULTS = FIXTURES / "report" / "20261130_193808_results.json"
 SPOILED = {"parsa_intent": ("intent_02", '{"intent": "nonsense_label"}'), "parsa_vazn": ("vazn_02", '{"answer": 99}')}
-FIGURES = ["mcga_cer_by_genre", "mcga_cer_by_dynasty", "parsa_normalised_score", "judge_failures_and_exclusions", "mmac_coverage_precision", "mmac_dimension_heatmap"]
+FIGURES = ["mcga_cer_by_genre", "mcga_cer_by_dynasty", "parsa_normalised_score", "judge_failures_and_exclusions", "mmac_coverage_precision", "mmac_dimension_heatmap", "paired_differences"]
 
 
 def _text_twin_gold() -> dict:
@@ -178,6 +178,17 @@ def test_comparison_rows_give_the_difference_and_the_ci_test(runs):
     assert "*" in parsa["vazn_marks"].split()  # the paper's 0.13 lies outside A's CI [1, 1]
     m = row(table(report, "mmac_main"), "Δ", "Δ M − Qwen2.5-Omni-7B (paper)")
     assert float(m["accuracy"]) == pytest.approx(350 / 6 - 33.60)
+
+
+def test_report_with_two_runs_has_the_paired_comparison_section(runs):
+    # A against B (B: --limit 2 on mcga_asr, mcga_su, parsa_vazn, parsa_intent): the two documents both hold
+    rows = {r["label"]: r for r in table(runs["report"], "paired_comparison")}
+    asr = rows["mcga_asr cer_official"]
+    assert float(asr["n"]) == 2 and "12 in A only, 0 in B only" in asr["detail"]
+    assert float(asr["difference"]) == pytest.approx(float(asr["b"]) - float(asr["a"]))
+    assert "n<30" in asr["detail"] and "exact McNemar" in rows["mcga_su acc_official"]["detail"]
+    md = (runs["report"] / "report.md").read_text(encoding="utf-8")
+    assert "A vs M: not compared: no task both runs hold has a paired comparison" in md  # MCGA/PARSA against MMAC only
 
 
 def _png_size(path) -> tuple[int, int]:
