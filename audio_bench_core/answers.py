@@ -11,12 +11,12 @@ option and label reading). Framework-free; no benchmark's rules live here, only 
 - :func:`split_gloss`: a value followed by a gloss, ``"1 (دماوند)"`` / ``"anger (خشم)"`` / ``"2 - Tehran"``: the
   option's own text or a translation after the answer. The reader decides what the gloss may say (it must not name
   another option).
-- :data:`OPENING_MARKS`: a regular-expression fragment for one opening mark (the same set), for readers that find a
+- :data:`OPENING_MARKS` / :data:`CLOSING_MARKS`: regular-expression fragments for one opening / closing mark (the same set), for readers that find a
   value inside a sentence (MCGA's ``答案为「B」``, ``答案：$B$``, ``答案是 `C```).
 - :func:`concluded_option`: the option a concluding statement names ("……，B项符合题意。", "正确的是C",
   "so the answer is C", "گزینه ۲ درست است"), by a small grammar (below), in Chinese, English and Persian.
 
-**Conclusion grammar.** The text is cut into sentences (at ``。！!？?؟；;``, a line break, or a full stop before a
+**Conclusion grammar.** The text is cut into sentences (at ``。！!？?؟；;؛``, a line break, or a full stop before a
 space or the end) and each sentence into clauses (at ``，,،``). The *conclusion* is the last clause that names an
 option (the caller's pattern: MCGA's letters, PARSA's option numbers). It states an answer when
 
@@ -141,6 +141,10 @@ OPENING_MARKS = (
 )
 
 
+#: One closing mark after a value inside a sentence (the same set; ``}`` closes ``\boxed{``): a fragment (no groups).
+CLOSING_MARKS = r"(?:[" + re.escape(_CLOSERS) + r"*_$~}]|\\[)\]])"
+
+
 def _balanced(text: str) -> bool:
     """True when every bracket (``Ps``/``Pe``) and brace of ``text`` closes one opened before it (kinds not matched:
     scripts pair them differently)."""
@@ -175,12 +179,18 @@ def _unwrap_once(text: str) -> str | None:
 _TRAILING_STOP = re.compile(r"(?<=\S)[.。!！۔]+$")
 
 
+#: LaTeX commands whose backslash a JSON string read as an escape (``"\boxed{4}"`` written unescaped in JSON is a
+#: backspace and ``oxed{4}``; ``\text`` a tab and ``ext``; ``\fbox`` a form feed and ``box``): put back.
+_JSON_EATEN_LATEX = re.compile(r"\x08(?=oxed\s*\{)|\t(?=ext(?:bf|it|rm|tt)?\s*\{)|\x0c(?=box\s*\{)")
+_EATEN = {"\x08": "\\b", "\t": "\\t", "\x0c": "\\f"}
+
+
 def unwrap_value(text: str) -> str:
     """``text`` with the formatting around the whole of it removed, layer by layer (``"**「B」**"`` -> ``"B"``,
     ``"$\\boxed{4}$"`` -> ``"4"``, ``"«خشم»"`` -> ``"خشم"``, ``"(2)"`` -> ``"2"``), surrounding whitespace and a full
     stop after the last mark (``"**2**."``) too. Marks inside the value are kept; brackets are removed only when
     what they hold is balanced (``"(a) b (c)"`` stays). Linear per layer; at most 20 layers."""
-    text = text.strip()
+    text = _JSON_EATEN_LATEX.sub(lambda eaten: _EATEN[eaten.group()], text).strip()
     for _ in range(20):
         stripped = _TRAILING_STOP.sub("", text).strip()
         inner = _unwrap_once(stripped)
@@ -237,7 +247,7 @@ def read_wrapped(text: str, read: Callable[[str], object]) -> tuple[object, str]
 
 
 # ------------------------------------------------------------------------------------------- conclusions
-_SENTENCE = re.compile(r"[^。！!？?؟；;\n]*?(?:[。！!？?؟；;\n]+|\.(?=\s|$)|$)")
+_SENTENCE = re.compile(r"[^。！!？?؟；;؛\n]*?(?:[。！!？?؟；;؛\n]+|\.(?=\s|$)|$)")
 _CLAUSE = re.compile(r"[,，،]")
 #: Predicates of correctness or choice (Chinese, English, Persian). 选 not before 项 (选项 is "option").
 _AFFIRM = re.compile(
@@ -290,6 +300,7 @@ def concluded_option(text: str, option_references: Callable[[str], list[str]]) -
 
 
 __all__ = [
+    "CLOSING_MARKS",
     "NotText",
     "OPENING_MARKS",
     "concluded_option",

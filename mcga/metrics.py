@@ -32,7 +32,7 @@ from functools import lru_cache
 from importlib.metadata import version
 
 
-from audio_bench_core.answers import OPENING_MARKS, concluded_option
+from audio_bench_core.answers import CLOSING_MARKS, OPENING_MARKS, concluded_option
 from mcga.normalize import (
     clear_normalisation_cache,
     normalize_for_cer,
@@ -262,9 +262,11 @@ _WRAP = rf"(?:{OPENING_MARKS}\s*)*"
 # "I cannot answer a question" is not read as option A.
 _LETTER = r"(?<![A-Za-z])([A-Z]|[a-z](?=\s*(?:$|[^\sA-Za-z])))(?![A-Za-z])"
 #: Words after a letter that say the option is wrong ("我觉得A不对"): such a letter is not an answer.
-_NEGATED = r"(?!\s*(?:选项|项)?\s*(?:不对|不正确|错误|错|是错|不是|(?i:is wrong|is incorrect|is not|isn't)))"
+_CLOSE = rf"(?:{CLOSING_MARKS}\s*)*"
+_NEGATED = r"(?!" + _CLOSE + r"\s*(?:选项|项)?\s*(?:不对|不正确|错误|错|是错|不是|(?i:is wrong|is incorrect|is not|isn't)))"
 #: A second letter offered beside the first ("答案是A或B", "A and B", "A、B", "A，B。"): the answer is ambiguous.
-_SECOND_LETTER = r"(?P<second>\s*(?:或者|或|和|与|及|、|/|(?i:\bor\b|\band\b))\s*(?i:选项|option)?\s*[A-Za-z](?![A-Za-z])|\s*[,，]\s*[A-Za-z](?=\s*(?:$|[。.,，、;；!！]|和|与|或|(?i:\band\b|\bor\b))))?"
+_SECOND_LETTER = (r"(?P<second>" + _CLOSE + r"\s*(?:或者|或|和|与|及|、|/|(?i:\bor\b|\band\b))\s*(?i:选项|option)?\s*" + _WRAP + r"\s*[A-Za-z](?![A-Za-z])"
+                  r"|" + _CLOSE + r"\s*[,，]\s*" + _WRAP + r"\s*[A-Za-z](?=" + _CLOSE + r"\s*(?:$|[。.,，、;；!！]|和|与|或|(?i:\band\b|\bor\b))))?")
 #: Phrases that declare the answer; a mere mention of an option ("选项A的说法…", "Option A is a distractor") is not one.
 _ANSWER_PHRASE = re.compile(
     r"(?i:正确答案|最终答案|参考答案|答案|正确的选项|正确选项|应选|选择|我选|我觉得|我认为|我猜|应该|应当|(?<![\w])选"
