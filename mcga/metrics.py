@@ -257,12 +257,13 @@ def official_mcq_correct(gold: str | None, prediction: str | None) -> bool:
 #: Formatting before a letter: brackets and quotes of any script (「B」, 『C』, “B”, 【B】), Markdown emphasis, backticks,
 #: LaTeX math and ``\boxed{`` / ``\text{`` (reasoning models trained on maths write ``\boxed{B}``): the shared set of
 #: :data:`audio_bench_core.answers.OPENING_MARKS`.
-_WRAP = rf"(?:{OPENING_MARKS}\s*)*"
+_WRAP = rf"(?:{OPENING_MARKS}\s*){{0,6}}"  # at most 6 layers (``**「B」**`` is 3): a bounded scan per position, so a
+# hostile run of marks ("(" * 100,000) stays linear (an unbounded run made every search position rescan it)
 # An option letter: upper-case, or lower-case only where no word follows ("答案是b。"), so that the article in
 # "I cannot answer a question" is not read as option A.
 _LETTER = r"(?<![A-Za-z])([A-Z]|[a-z](?=\s*(?:$|[^\sA-Za-z])))(?![A-Za-z])"
 #: Words after a letter that say the option is wrong ("我觉得A不对"): such a letter is not an answer.
-_CLOSE = rf"(?:{CLOSING_MARKS}\s*)*"
+_CLOSE = rf"(?:{CLOSING_MARKS}\s*){{0,6}}"
 _NEGATED = r"(?!" + _CLOSE + r"\s*(?:选项|项)?\s*(?:不对|不正确|错误|错|是错|不是|(?i:is wrong|is incorrect|is not|isn't)))"
 #: A second letter offered beside the first ("答案是A或B", "A and B", "A、B", "A，B。"): the answer is ambiguous.
 _SECOND_LETTER = (r"(?P<second>" + _CLOSE + r"\s*(?:或者|或|和|与|及|、|/|(?i:\bor\b|\band\b))\s*(?i:选项|option)?\s*" + _WRAP + r"\s*[A-Za-z](?![A-Za-z])"

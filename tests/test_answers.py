@@ -164,3 +164,15 @@ def test_parsa_labels_read_through_formatting_and_a_translation(value, label, re
 def test_parsa_label_with_a_gloss_naming_another_label_is_ambiguous():
     parsed = parse_response("emotion", {}, '{"emotion": "anger (sadness)"}')
     assert (parsed.status, parsed.reason) == ("excluded", "ambiguous_answer")
+
+
+@pytest.mark.parametrize("hostile", ["(" * 50_000 + "B", "「" * 50_000 + "B", "*" * 50_000 + "B", "([{" * 20_000 + "B", "B项 " * 20_000, "گزینه ۲ " * 10_000])
+def test_the_readers_stay_linear_on_runs_of_marks(hostile):
+    """A run of opening marks once made every search position rescan it (5,000 "(" took 3.6 s; 50,000 minutes)."""
+    import time
+
+    start = time.perf_counter()
+    mcga_metrics.strict_mcq_reading(hostile)
+    parse_response("mcqa", {"options": OPTIONS}, hostile)
+    answers.split_gloss(hostile)
+    assert time.perf_counter() - start < 5
