@@ -176,3 +176,14 @@ def test_the_readers_stay_linear_on_runs_of_marks(hostile):
     parse_response("mcqa", {"options": OPTIONS}, hostile)
     answers.split_gloss(hostile)
     assert time.perf_counter() - start < 5
+
+
+def test_replay_reads_a_non_string_response_as_its_text_and_names_the_row_of_one_without_text(tmp_path):
+    from lmms_eval_tasks.models.replay import read_predictions
+
+    rows = [{"task": "t", "id": "1", "response": ["明月"]}, {"task": "t", "id": "2", "response": {"score": 1}}, {"task": "t", "id": "3", "response": 4}]
+    (tmp_path / "p.jsonl").write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+    read = read_predictions(tmp_path / "p.jsonl")
+    assert read[("t", "id=1")] == "明月" and read[("t", "id=3")] == "4"  # never "['明月']"
+    assert read[("t", "id=2")] == f"{responses.GENERATION_FAILED_PREFIX} replay {tmp_path / 'p.jsonl'}:2: the response is not text: a dict with no text (keys ['score'])"
+    assert responses.generation_failure(read[("t", "id=2")]).startswith("generation raised: replay ")
