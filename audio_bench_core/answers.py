@@ -44,7 +44,16 @@ from collections.abc import Callable
 #: Keys of a dict response (a chat message, a content part, a wrapper's output record) that hold its text.
 TEXT_KEYS = ("text", "content", "output_text", "generated_text")
 #: Content-part types that are not the answer (reasoning parts of Responses-style output): skipped when joining parts.
-NON_ANSWER_PART_TYPES = ("reasoning", "thinking", "image", "image_url", "audio", "input_audio", "video", "refusal_reason")
+NON_ANSWER_PART_TYPES = (
+    "reasoning",
+    "thinking",
+    "image",
+    "image_url",
+    "audio",
+    "input_audio",
+    "video",
+    "refusal_reason",
+)
 _MAX_DEPTH = 6
 
 
@@ -88,7 +97,11 @@ def _text(value: object, depth: int) -> str:
             return ""
         if all(isinstance(item, str) for item in value):
             raise NotText(f"a list of {len(value)} strings (several candidate answers, not one): {_preview(value)}")
-        parts = [item for item in value if not (isinstance(item, dict) and str(item.get("type", "")).lower() in NON_ANSWER_PART_TYPES)]
+        parts = [
+            item
+            for item in value
+            if not (isinstance(item, dict) and str(item.get("type", "")).lower() in NON_ANSWER_PART_TYPES)
+        ]
         return "".join(_text(item, depth + 1) for item in parts)
     if isinstance(value, dict):
         for key in TEXT_KEYS:
@@ -131,13 +144,18 @@ _BRACKET_CLOSE = _marks(("Pe",))
 #: Symmetric and paired multi-character marks: Markdown, LaTeX, code, HTML emphasis (longest first).
 _PAIRED = (("```", "```"), ("$$", "$$"), ("**", "**"), ("__", "__"), ("\\(", "\\)"), ("\\[", "\\]"), ("*", "*"), ("_", "_"), ("$", "$"),
            ("~~", "~~"), ("==", "=="))  # fmt: skip
-_LATEX_COMMAND = re.compile(r"^\\(?:boxed|fbox|text|textbf|textit|textrm|texttt|mathrm|mathbf|mathit|mathsf|mathtt|emph|underline|bm)\s*\{(.*)\}$", re.DOTALL)
+_LATEX_COMMAND = re.compile(
+    r"^\\(?:boxed|fbox|text|textbf|textit|textrm|texttt|mathrm|mathbf|mathit|mathsf|mathtt|emph|underline|bm)\s*\{(.*)\}$",
+    re.DOTALL,
+)
 _HTML_EMPHASIS = re.compile(r"^<(b|strong|em|i|u|mark|code)>(.*)</\1>$", re.DOTALL | re.IGNORECASE)
 _FENCE_LANGUAGE = re.compile(r"^```[A-Za-z]*\s*")
 #: One opening mark as found before a value inside a sentence (a character of the set, or a Markdown, LaTeX or
 #: ``\boxed{``-like opener): a regular-expression fragment (no groups).
 OPENING_MARKS = (
-    r"(?:[" + re.escape(_OPENERS) + r"*_$~]|\\[(\[]|\\(?:boxed|fbox|text|textbf|textit|textrm|texttt|mathrm|mathbf|mathit|mathsf|mathtt|emph|underline|bm)\s*\{)"
+    r"(?:["
+    + re.escape(_OPENERS)
+    + r"*_$~]|\\[(\[]|\\(?:boxed|fbox|text|textbf|textit|textrm|texttt|mathrm|mathbf|mathit|mathsf|mathtt|emph|underline|bm)\s*\{)"
 )
 
 
@@ -301,8 +319,8 @@ def concluded_option(text: str, option_references: Callable[[str], list[str]]) -
 
 __all__ = [
     "CLOSING_MARKS",
-    "NotText",
     "OPENING_MARKS",
+    "NotText",
     "concluded_option",
     "read_wrapped",
     "response_text",

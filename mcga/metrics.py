@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import version
 
-
 from audio_bench_core.answers import CLOSING_MARKS, OPENING_MARKS, concluded_option
 from mcga.normalize import (
     clear_normalisation_cache,

@@ -47,12 +47,32 @@ def test_a_gloss_after_the_value_is_split_off():
 def test_a_response_that_is_not_a_string_is_read_as_its_text():
     assert answers.response_text(["床前明月光"]) == "床前明月光"
     assert answers.response_text([["nested"]]) == "nested"
-    assert answers.response_text([{"type": "reasoning", "text": "draft"}, {"type": "text", "text": "A "}, {"type": "output_text", "text": "B"}]) == "A B"
+    assert (
+        answers.response_text(
+            [
+                {"type": "reasoning", "text": "draft"},
+                {"type": "text", "text": "A "},
+                {"type": "output_text", "text": "B"},
+            ]
+        )
+        == "A B"
+    )
     assert answers.response_text({"role": "assistant", "content": [{"type": "text", "text": "x"}]}) == "x"
     assert answers.response_text({"message": {"content": "y"}}) == "y"
     assert answers.response_text({"generated_text": "z"}) == "z"
-    assert (answers.response_text(3), answers.response_text(2.5), answers.response_text(None), answers.response_text([])) == ("3", "2.5", "", "")
-    for bad, said in [({"score": 1}, "a dict with no text"), (["a", "b"], "a list of 2 strings"), (True, "a bool"), (b"x", "a bytes"), ([[[[[[[["x"]]]]]]]], "nested")]:
+    assert (
+        answers.response_text(3),
+        answers.response_text(2.5),
+        answers.response_text(None),
+        answers.response_text([]),
+    ) == ("3", "2.5", "", "")
+    for bad, said in [
+        ({"score": 1}, "a dict with no text"),
+        (["a", "b"], "a list of 2 strings"),
+        (True, "a bool"),
+        (b"x", "a bytes"),
+        ([[[[[[[["x"]]]]]]]], "nested"),
+    ]:
         with pytest.raises(answers.NotText, match=said):
             answers.response_text(bad)
 
@@ -61,7 +81,10 @@ def test_check_response_reads_a_list_as_its_text_and_counts_a_response_with_no_t
     checked = responses.check_response(["<think>x</think>明月"], task="t", doc_id=1, clip=None, gold="明月")
     assert checked.answer == "明月" and checked.record["failure"] is None
     refused = responses.check_response({"logits": [0.1]}, task="t", doc_id=2, clip=None, gold="g")
-    assert refused.answer == "" and refused.record["failure"] == "response is not text: a dict with no text (keys ['logits'])"
+    assert (
+        refused.answer == ""
+        and refused.record["failure"] == "response is not text: a dict with no text (keys ['logits'])"
+    )
     assert responses.agg_failed_generations([refused.record, checked.record]) == 1
 
 
@@ -122,10 +145,20 @@ def test_mcga_strict_reads_wrapped_letters_and_conclusions_and_the_official_read
     assert mcga_metrics.strict_mcq_reading(reply).letter == letter
     # the official rule is untouched: exact / first standalone letter / gold as a substring
     first = next((ch for ch in reply.upper() if ch in "ABCDEFG"), None)
-    assert mcga_metrics.official_mcq_correct(letter, reply) == (reply.strip().upper() == letter or first == letter or letter in reply.upper())
+    assert mcga_metrics.official_mcq_correct(letter, reply) == (
+        reply.strip().upper() == letter or first == letter or letter in reply.upper()
+    )
 
 
-@pytest.mark.parametrize(("reply", "reason"), [("B项错误。", "no_letter"), ("A和B都正确", "no_letter"), ("答案为「B」吗？", "question"), ("答案为「A」或「B」", "ambiguous")])
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        ("B项错误。", "no_letter"),
+        ("A和B都正确", "no_letter"),
+        ("答案为「B」吗？", "question"),
+        ("答案为「A」或「B」", "ambiguous"),
+    ],
+)
 def test_mcga_strict_negatives_stay_unread(reply, reason):
     assert mcga_metrics.strict_mcq_reading(reply) == mcga_metrics.StrictReading(None, reason)
 
@@ -166,7 +199,17 @@ def test_parsa_label_with_a_gloss_naming_another_label_is_ambiguous():
     assert (parsed.status, parsed.reason) == ("excluded", "ambiguous_answer")
 
 
-@pytest.mark.parametrize("hostile", ["(" * 50_000 + "B", "「" * 50_000 + "B", "*" * 50_000 + "B", "([{" * 20_000 + "B", "B项 " * 20_000, "گزینه ۲ " * 10_000])
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "(" * 50_000 + "B",
+        "「" * 50_000 + "B",
+        "*" * 50_000 + "B",
+        "([{" * 20_000 + "B",
+        "B项 " * 20_000,
+        "گزینه ۲ " * 10_000,
+    ],
+)
 def test_the_readers_stay_linear_on_runs_of_marks(hostile):
     """A run of opening marks once made every search position rescan it (5,000 "(" took 3.6 s; 50,000 minutes)."""
     import time
@@ -181,9 +224,16 @@ def test_the_readers_stay_linear_on_runs_of_marks(hostile):
 def test_replay_reads_a_non_string_response_as_its_text_and_names_the_row_of_one_without_text(tmp_path):
     from lmms_eval_tasks.models.replay import read_predictions
 
-    rows = [{"task": "t", "id": "1", "response": ["明月"]}, {"task": "t", "id": "2", "response": {"score": 1}}, {"task": "t", "id": "3", "response": 4}]
+    rows = [
+        {"task": "t", "id": "1", "response": ["明月"]},
+        {"task": "t", "id": "2", "response": {"score": 1}},
+        {"task": "t", "id": "3", "response": 4},
+    ]
     (tmp_path / "p.jsonl").write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
     read = read_predictions(tmp_path / "p.jsonl")
     assert read[("t", "id=1")] == "明月" and read[("t", "id=3")] == "4"  # never "['明月']"
-    assert read[("t", "id=2")] == f"{responses.GENERATION_FAILED_PREFIX} replay {tmp_path / 'p.jsonl'}:2: the response is not text: a dict with no text (keys ['score'])"
+    assert (
+        read[("t", "id=2")]
+        == f"{responses.GENERATION_FAILED_PREFIX} replay {tmp_path / 'p.jsonl'}:2: the response is not text: a dict with no text (keys ['score'])"
+    )
     assert responses.generation_failure(read[("t", "id=2")]).startswith("generation raised: replay ")

@@ -111,7 +111,7 @@ def test_parsa_echoes_placeholders_identical_labels_and_failures_are_counted(lmm
         # concluding sentence with no JSON, as a list of text parts (a wrapper's content); one failed generation
         "parsa_vazn": {**gold("vazn"), "vazn_01": '{"answer": "**1**"}', "vazn_02": '{"answer": "2 (متقارب مثمن محذوف)"}', "vazn_03": REQUEST_FAILED,
                        "vazn_04": [{"type": "text", "text": '{"answer": "\\\\boxed{4}"}'}], "vazn_05": "وزن را بررسی کردم؛ بنابراین گزینه ۵ درست است.",
-                       "vazn_06": '{"answer": "«۷»"}'},  # fmt: skip
+                       "vazn_06": '{"answer": "«۷»"}'},
         "parsa_emotion": {**gold("emotion"), "emotion_01": '{"emotion": "anger (خشم)"}', "emotion_02": ['{"emotion": "**fear**"}'], "emotion_03": '{"emotion": "「happiness」"}'},
     }
     code, log, results, out = run(lmms_eval_cli, offline_env, tmp_path, ",".join(answers), answers)

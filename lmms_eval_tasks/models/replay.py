@@ -36,11 +36,11 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+from lmms_eval.api.model import lmms
 from loguru import logger
 
 from audio_bench_core.answers import NotText, response_text
 from audio_bench_core.responses import GENERATION_FAILED_PREFIX
-from lmms_eval.api.model import lmms
 from lmms_eval_tasks.models import CPUOrAcceleratorDevice, FailureAccounting
 from mcga.data import official_runner_prediction
 
