@@ -42,25 +42,73 @@ _CHECK_BLOCK_FRAMES = 1 << 16
 logger = logging.getLogger(__name__)
 
 
-def _read_mono(path: str, max_seconds: float | None = None) -> tuple[np.ndarray, int]:
-    """``(float32 mono samples, rate)`` of at most the first ``max_seconds`` of ``path`` (logged when cut).
+@dataclass
+class DecodedAudio:
+    """An audio file opened by :func:`decoded_audio`: ``rate`` (Hz), ``channels``, ``header_frames`` (the frames its
+    header promises; a truncated file holds fewer) and ``blocks``, yielding float32 arrays of shape ``(frames,
+    channels)`` at full scale 1, decoded from the start."""
 
-    Only the frames kept are decoded (``SoundFile.read(frames)``); a mono file is returned as read (no channel
-    axis, no averaging: the same values ``mean`` over one channel gives), a multi-channel one averaged in float32.
+    rate: int
+    channels: int
+    header_frames: int
+    blocks: object
+
+
+def decoded_audio(path, max_seconds: float | None = None, blocksize: int = 1 << 22) -> DecodedAudio:
+    """Open ``path`` (a path, or a binary file object such as ``io.BytesIO`` of file bytes) for decoding from the start: at most the first ``max_seconds`` (``None``: every frame the
+    decoder gives), in blocks of at most ``blocksize`` frames (default 4 Mi: a clip cut at 30 s is one read of the
+    frames kept; a header promising more frames than a file holds never makes one read allocate more than that). The
+    file is closed when the blocks are exhausted.
+
+    The one decoder behind the data check (:func:`audio_file_check`) and the loader (:func:`load_audio_array` and
+    every form built from a file), so a file the check accepts is a file the loader decodes, and the reverse. It
+    reads sequentially (``SoundFile.read`` until the decoder gives no more frames) and never seeks: formats
+    libsndfile cannot seek in (GSM 06.10, G.721/G.723 and NMS ADPCM in WAV, AU or W64) decode like any other, and a
+    header promising frames a truncated file does not hold gives only the frames there are.
+
+    Raises:
+        soundfile's errors (``LibsndfileError``, ``RuntimeError``, ``TypeError`` ...) when ``path`` cannot be opened
+        or decoded, on opening or while the blocks are read: callers turn them into their own messages.
     """
     import soundfile
 
+    handle = soundfile.SoundFile(str(path) if isinstance(path, (str, Path)) else path)
+    rate, frames = int(handle.samplerate), int(handle.frames)
+    limit = _kept_frames(frames, rate, max_seconds) if max_seconds is not None else None
+
+    def blocks():
+        with handle:
+            remaining = limit
+            while remaining is None or remaining > 0:
+                block = handle.read(blocksize if remaining is None else min(blocksize, remaining), dtype="float32", always_2d=True)
+                if not len(block):
+                    return
+                if remaining is not None:
+                    remaining -= len(block)
+                yield block
+
+    return DecodedAudio(rate, handle.channels, frames, blocks())
+
+
+def _read_mono(path: str, max_seconds: float | None = None) -> tuple[np.ndarray, int]:
+    """``(float32 mono samples, rate)`` of at most the first ``max_seconds`` of ``path`` (logged when cut).
+
+    Decoded by :func:`decoded_audio` (only the frames kept; seekable or not); a mono file is returned as read (no
+    averaging: the same values ``mean`` over one channel gives), a multi-channel one averaged in float32.
+
+    Raises:
+        OSError: the file cannot be decoded (names it).
+    """
     try:
-        with soundfile.SoundFile(path) as handle:
-            rate, channels, frames = int(handle.samplerate), handle.channels, handle.frames
-            keep = _kept_frames(frames, rate, max_seconds)
-            samples = handle.read(keep, dtype="float32", always_2d=False)
+        audio = decoded_audio(path, max_seconds)
+        mono = audio.channels == 1
+        parts = [block[:, 0] if mono else block.mean(axis=1, dtype=np.float32) for block in audio.blocks]
     except Exception as error:
         raise OSError(f"cannot decode audio file {path}: {error}") from None
-    if keep < frames:
+    samples = parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+    rate, frames = audio.rate, audio.header_frames
+    if _kept_frames(frames, rate, max_seconds) < frames:
         logger.warning("audio %s is %.2f s long; cut to its first %.1f s (MCGA protocol)", path, frames / rate, max_seconds)
-    if channels > 1:
-        samples = samples.mean(axis=1, dtype=np.float32)
     return samples, rate
 
 
@@ -135,27 +183,24 @@ def audio_file_check(path: str | Path, min_seconds: float = MIN_AUDIO_SECONDS) -
         path: an audio file soundfile can read (wav, flac, ogg, mp3 ...).
         min_seconds: shortest accepted duration in seconds (default :data:`MIN_AUDIO_SECONDS`).
     """
-    import soundfile
-
     frames = non_finite = at_rail = 0
     first_non_finite, peak = None, 0.0
-    try:  # decoded block by block: memory stays one block whatever the clip's length
-        with soundfile.SoundFile(str(path)) as handle:
-            rate = handle.samplerate
-            for block in handle.blocks(blocksize=_CHECK_BLOCK_FRAMES, dtype="float32", always_2d=True):
-                finite = np.isfinite(block)
-                if not finite.all():
-                    bad = int(block.size - np.count_nonzero(finite))
-                    if first_non_finite is None:
-                        first_non_finite = frames + int(np.argmin(finite.all(axis=1)))
-                    non_finite += bad
-                    block = np.where(finite, block, 0.0)
-                magnitude = np.abs(block)
-                if magnitude.size:
-                    peak = max(peak, float(magnitude.max()))
-                at_rail += int(np.count_nonzero(magnitude >= CLIP_LEVEL))
-                frames += len(block)
-            channels = handle.channels
+    try:  # decoded block by block, by the loader's own decoder: memory stays one block whatever the clip's length
+        audio = decoded_audio(path, blocksize=_CHECK_BLOCK_FRAMES)
+        rate, channels = audio.rate, audio.channels
+        for block in audio.blocks:
+            finite = np.isfinite(block)
+            if not finite.all():
+                bad = int(block.size - np.count_nonzero(finite))
+                if first_non_finite is None:
+                    first_non_finite = frames + int(np.argmin(finite.all(axis=1)))
+                non_finite += bad
+                block = np.where(finite, block, 0.0)
+            magnitude = np.abs(block)
+            if magnitude.size:
+                peak = max(peak, float(magnitude.max()))
+            at_rail += int(np.count_nonzero(magnitude >= CLIP_LEVEL))
+            frames += len(block)
     except Exception as error:  # soundfile raises LibsndfileError/RuntimeError variants
         return AudioCheck(problem=f"not readable audio ({error})")
     seconds = frames / rate if rate else 0.0
@@ -369,9 +414,50 @@ def _is_audio_decoder(value) -> bool:
     return callable(getattr(value, "get_all_samples", None))
 
 
+def pcm_to_float(samples, what: str = "audio array") -> np.ndarray:
+    """Samples of any numeric dtype as float32 at full scale 1, scaled by their dtype (the convention of
+    ``soundfile.read(dtype=...)``, ``scipy.io.wavfile.read`` and ``librosa.util.buf_to_float``):
+
+    - float (``float16``/``float32``/``float64``): already at full scale 1, only cast;
+    - signed integer PCM ``int8``, ``int16``, ``int32``: divided by ``2**(bits - 1)`` (128, 32768, 2**31; a 24-bit
+      WAV read by scipy or soundfile as ``int32`` is left-justified, so 2**31 is its full scale too);
+    - ``uint8`` (8-bit WAV PCM, unsigned): ``(x - 128) / 128``.
+
+    A list (a JSON round trip) is read as floats at full scale 1; a list of integers carries no sample width, and
+    ``int64``/``uint16``/``uint32``/``bool`` samples are no PCM format any reader produces: both are refused rather
+    than guessed (an unscaled int16 clip reaches a model 32,768 times too loud; measured: four different Whisper
+    transcripts of one clip, one a loop, one empty).
+
+    Raises:
+        ValueError: samples of a refused dtype, or non-numeric (names ``what`` and the dtype).
+    """
+    if hasattr(samples, "detach"):  # a torch tensor
+        samples = samples.detach().cpu().numpy()
+    from_list = not isinstance(samples, np.ndarray)
+    array = np.asarray(samples)
+    kind, bits = array.dtype.kind, array.dtype.itemsize * 8
+    if kind == "f":
+        return array.astype(np.float32, copy=False)
+    if from_list and kind in "iu" and array.size:
+        raise ValueError(
+            f"{what}: integer samples in a list carry no sample width (int16? int32?); pass an ndarray of its PCM dtype "
+            "(int16, int32, uint8) or floats at full scale 1"
+        )
+    if from_list and array.size == 0:
+        return np.zeros(array.shape, dtype=np.float32)
+    if kind == "i" and bits in (8, 16, 32):
+        return (array.astype(np.float32) / np.float32(2 ** (bits - 1))).astype(np.float32, copy=False)
+    if kind == "u" and bits == 8:
+        return (array.astype(np.float32) - np.float32(128)) / np.float32(128)
+    raise ValueError(
+        f"{what}: samples of dtype {array.dtype} are no PCM format a reader produces; expected float (full scale 1), int8, int16, int32 or uint8"
+    )
+
+
 def _mono_16k(samples, rate: int, what: str) -> np.ndarray:
-    """``samples`` (1-D, or 2-D with channels on the shorter axis) at ``rate`` Hz as float32 mono 16 kHz."""
-    samples = np.asarray(samples, dtype=np.float32)
+    """``samples`` (1-D, or 2-D with channels on the shorter axis; any dtype :func:`pcm_to_float` reads) at ``rate``
+    Hz as float32 mono 16 kHz."""
+    samples = pcm_to_float(samples, what)
     if samples.ndim == 2:  # (channels, samples) as torchcodec/librosa give, or (samples, channels) as soundfile gives
         samples = samples.mean(axis=0 if samples.shape[0] < samples.shape[1] else 1, dtype=np.float32)
     if samples.ndim != 1:
@@ -380,13 +466,13 @@ def _mono_16k(samples, rate: int, what: str) -> np.ndarray:
 
 
 def _decode_bytes(payload: bytes, what: str) -> np.ndarray:
-    import soundfile
-
-    try:
-        samples, rate = soundfile.read(io.BytesIO(payload), dtype="float32", always_2d=True)
+    try:  # the loader's and the data check's decoder (decoded_audio)
+        audio = decoded_audio(io.BytesIO(payload))
+        blocks = list(audio.blocks)
     except Exception as error:
         raise OSError(f"cannot decode {what} ({len(payload)} bytes, starting {bytes(payload[:12])!r}): {error}") from None
-    return _mono_16k(samples.T, rate, what)
+    samples = np.concatenate(blocks) if blocks else np.zeros((0, audio.channels), dtype=np.float32)
+    return _mono_16k(samples.T, audio.rate, what)
 
 
 def audio_to_16k_mono(value) -> np.ndarray:
@@ -396,11 +482,14 @@ def audio_to_16k_mono(value) -> np.ndarray:
     (``bytes``, ``bytearray``, ``memoryview``); a dict with ``array`` (ndarray, list or tensor; 1-D, or 2-D with the
     channels on the shorter axis) and ``sampling_rate``; an undecoded HF ``Audio`` dict ``{"bytes", "path"}``
     (``bytes`` may be ``None``: then the path is read); a torchcodec ``AudioDecoder`` (datasets >= 4); a bare 1-D
-    ndarray, taken as 16 kHz mono (the ``qwen_omni_utils`` convention). Channels are averaged; other rates are
-    resampled with :func:`resample_to_target`. Nothing is cut here (tasks cut: MCGA at 30 s).
+    ndarray, taken as 16 kHz mono (the ``qwen_omni_utils`` convention). Array samples are scaled by their dtype
+    (:func:`pcm_to_float`: float as it is, int16 / 32768, int32 / 2**31, int8 / 128, uint8 (x - 128) / 128).
+    Channels are averaged; other rates are resampled with :func:`resample_to_target`. Nothing is cut here (tasks
+    cut: MCGA at 30 s).
 
     Raises:
-        ValueError: a value of none of these forms (names its type), or an array of 3+ dimensions.
+        ValueError: a value of none of these forms (names its type), an array of 3+ dimensions, or samples of a
+            dtype :func:`pcm_to_float` refuses (int64, a list of integers ...).
         OSError: a file, URI or byte string that cannot be decoded (names it); FileNotFoundError for a missing path.
     """
     if isinstance(value, str):
@@ -420,9 +509,7 @@ def audio_to_16k_mono(value) -> np.ndarray:
         if value.get("array") is not None:
             if "sampling_rate" not in value:
                 raise ValueError(f"an audio dict with 'array' needs 'sampling_rate' (keys: {sorted(value)})")
-            array = value["array"]
-            array = array.detach().cpu().numpy() if hasattr(array, "detach") else array
-            return _mono_16k(array, value["sampling_rate"], f"audio {value.get('path') or 'array'}")
+            return _mono_16k(value["array"], value["sampling_rate"], f"audio {value.get('path') or 'array'}")
         if value.get("bytes") is not None:
             return _decode_bytes(value["bytes"], f"audio bytes of {value.get('path') or 'an HF Audio value'}")
         if isinstance(value.get("path"), str):
@@ -436,7 +523,7 @@ def audio_to_16k_mono(value) -> np.ndarray:
     if isinstance(value, np.ndarray):
         if value.ndim != 1:
             raise ValueError(f"a bare audio array must be 1-D 16 kHz mono, got shape {value.shape}; pass {{'array', 'sampling_rate'}} instead")
-        return value.astype(np.float32, copy=False)
+        return pcm_to_float(value, "a bare audio array")
     raise ValueError(
         f"unsupported audio value of type {type(value).__name__}: expected a path, a data URI, file bytes, {{'array', 'sampling_rate'}}, "
         "{'bytes', 'path'}, an AudioDecoder or a 1-D 16 kHz array"

@@ -12,7 +12,10 @@ Per task, counts of documents (all lower-is-better, in the results JSON as ``<me
   (``openai``, ``gemini``, ...) return ``"[LMMS_EVAL_REQUEST_FAILED after N retries] <error>"`` when a request
   fails; this plugin's models return ``GENERATION_FAILED_PREFIX + " <error>"`` when generation raised. It is scored
   as the empty answer ``""`` (MCGA: an empty hypothesis/answer; PARSA: what the paper's rule does with an empty
-  response). lmms-eval's own local wrappers return ``""`` when generation raises; that is an empty response.
+  response). lmms-eval's own local wrappers return ``""`` when generation raises; that is an empty response. A
+  response that is not a string is read as its text (a list of one string, text parts, a chat message, a number:
+  :func:`audio_bench_core.answers.response_text`), never as its Python ``repr``; one that holds no text (a dict
+  without a text key, several candidate strings) is a failed generation (``"response is not text: ..."``).
 - ``empty_responses``: the response is empty or whitespace (failed generations not included).
 - ``echoed_prompts``: the response reproduces a prompt text (:func:`echoes_prompt`): audio never reached the model.
 - ``placeholder_copies``: the response holds an output-format placeholder of the prompt, e.g.
@@ -64,6 +67,7 @@ from dataclasses import dataclass
 
 from loguru import logger
 
+from audio_bench_core.answers import NotText, response_text
 from audio_bench_core.reasoning import split_reasoning
 from audio_bench_core.text import nfkc  # NFKC, computed faster (shared with the MCGA normaliser)
 
@@ -319,7 +323,9 @@ def check_response(
     """Check one response of one document (see the module docstring for what is counted).
 
     Args:
-        response: the model output as lmms-eval passes it (``None`` counts as empty).
+        response: the model output as lmms-eval passes it (``None`` counts as empty; a list, text parts, a chat
+            message or a number is read as its text by :func:`audio_bench_core.answers.response_text`; a value
+            holding no text is a failed generation, ``"response is not text: ..."``).
         task: the lmms-eval task name (``mcga_asr``, ``parsa_vazn_text``), named in warnings and errors.
         doc_id: the document's id, shown in warnings.
         clip: the audio the model was given (its path), ``None`` in text mode; with the prompt texts it tells
@@ -331,8 +337,9 @@ def check_response(
         closed_answer_set: the task's answers come from a fixed label or option list (classification, multiple
             choice), where one answer for many documents is expected (see :func:`identical_answer_count`).
     """
-    text, replaced = valid_text("" if response is None else str(response))
-    failure = generation_failure(text)
+    raw, not_text = _response_text(response)
+    text, replaced = valid_text(raw)
+    failure = not_text or generation_failure(text)
     split = split_reasoning(text if failure is None else "")
     answer = split.answer
     unfinished = split.unfinished
@@ -358,6 +365,16 @@ def check_response(
         "scoring_error": None,
     }
     return CheckedResponse(answer, record)
+
+
+def _response_text(response: object) -> tuple[str, str | None]:
+    """``(text, failure)``: the text of a response of any shape (:func:`audio_bench_core.answers.response_text`: a
+    list of one string, text parts, a chat message, a number; ``None`` is ``""``), or ``("", reason)`` for one that
+    holds no text, which is then a failed generation (never its Python ``repr`` scored as an answer)."""
+    try:
+        return response_text(response), None
+    except NotText as error:
+        return "", f"response is not text: {error}"
 
 
 # ------------------------------------------------------------------------------------------- one document's scoring
@@ -407,8 +424,9 @@ def _failed_scoring_record(response, task: str, doc_id: object, reason: str) -> 
     """The diagnostics record of a document whose scoring raised: the response's failure/empty state as
     :func:`check_response` reads it (cheap parts only), ``scoring_error`` = ``reason``; never an answer for the
     identical-answer rule."""
-    text, replaced = valid_text("" if response is None else str(response))
-    failure = generation_failure(text)
+    raw, not_text = _response_text(response)
+    text, replaced = valid_text(raw)
+    failure = not_text or generation_failure(text)
     return {"task": task, "id": str(doc_id), "failure": failure, "empty": failure is None and not text.strip(), "echo": False, "placeholder": None,
             "invalid_text_replaced": replaced, "answer_key": None, "gold_key": "", "input_key": "", "closed_answer_set": False,
             "preview": text[:_PREVIEW_CHARS], "chars": len(text), "scoring_error": reason}  # fmt: skip

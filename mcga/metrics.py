@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import version
 
-
+from audio_bench_core.answers import CLOSING_MARKS, OPENING_MARKS, concluded_option
 from mcga.normalize import (
     clear_normalisation_cache,
     normalize_for_cer,
@@ -272,17 +272,20 @@ def official_mcq_correct(gold: str | None, prediction: str | None) -> bool:
     return bool(gold_clean) and gold_clean in pred_clean
 
 
-_OPEN_WRAPPERS = "([（【\"“'‘*"
-#: Brackets, quotes and emphasis before a letter, and LaTeX's ``\boxed{`` / ``\text{`` (reasoning models trained on
-#: maths write ``\boxed{B}``).
-_WRAP = rf"(?:[{re.escape(_OPEN_WRAPPERS)}]|\\(?:boxed|text|textbf|mathrm)\s*\{{)*"
+#: Formatting before a letter: brackets and quotes of any script (「B」, 『C』, “B”, 【B】), Markdown emphasis, backticks,
+#: LaTeX math and ``\boxed{`` / ``\text{`` (reasoning models trained on maths write ``\boxed{B}``): the shared set of
+#: :data:`audio_bench_core.answers.OPENING_MARKS`.
+_WRAP = rf"(?:{OPENING_MARKS}\s*){{0,6}}"  # at most 6 layers (``**「B」**`` is 3): a bounded scan per position, so a
+# hostile run of marks ("(" * 100,000) stays linear (an unbounded run made every search position rescan it)
 # An option letter: upper-case, or lower-case only where no word follows ("答案是b。"), so that the article in
 # "I cannot answer a question" is not read as option A.
 _LETTER = r"(?<![A-Za-z])([A-Z]|[a-z](?=\s*(?:$|[^\sA-Za-z])))(?![A-Za-z])"
 #: Words after a letter that say the option is wrong ("我觉得A不对"): such a letter is not an answer.
-_NEGATED = r"(?!\s*(?:选项|项)?\s*(?:不对|不正确|错误|错|是错|不是|(?i:is wrong|is incorrect|is not|isn't)))"
+_CLOSE = rf"(?:{CLOSING_MARKS}\s*){{0,6}}"
+_NEGATED = r"(?!" + _CLOSE + r"\s*(?:选项|项)?\s*(?:不对|不正确|错误|错|是错|不是|(?i:is wrong|is incorrect|is not|isn't)))"
 #: A second letter offered beside the first ("答案是A或B", "A and B", "A、B", "A，B。"): the answer is ambiguous.
-_SECOND_LETTER = r"(?P<second>\s*(?:或者|或|和|与|及|、|/|(?i:\bor\b|\band\b))\s*(?i:选项|option)?\s*[A-Za-z](?![A-Za-z])|\s*[,，]\s*[A-Za-z](?=\s*(?:$|[。.,，、;；!！]|和|与|或|(?i:\band\b|\bor\b))))?"
+_SECOND_LETTER = (r"(?P<second>" + _CLOSE + r"\s*(?:或者|或|和|与|及|、|/|(?i:\bor\b|\band\b))\s*(?i:选项|option)?\s*" + _WRAP + r"\s*[A-Za-z](?![A-Za-z])"
+                  r"|" + _CLOSE + r"\s*[,，]\s*" + _WRAP + r"\s*[A-Za-z](?=" + _CLOSE + r"\s*(?:$|[。.,，、;；!！]|和|与|或|(?i:\band\b|\bor\b))))?")
 #: Phrases that declare the answer; a mere mention of an option ("选项A的说法…", "Option A is a distractor") is not one.
 _ANSWER_PHRASE = re.compile(
     r"(?i:正确答案|最终答案|参考答案|答案|正确的选项|正确选项|应选|选择|我选|我觉得|我认为|我猜|应该|应当|(?<![\w])选"
@@ -371,6 +374,14 @@ _HEDGE = re.compile(
 _UPPER_LETTER = re.compile(r"(?<![A-Za-z])([A-Z])(?![A-Za-z])")
 
 
+@lru_cache(maxsize=8)
+def _letter_references(letters: str):
+    """``clause -> [letter, ...]``: the option letters of ``letters`` standing alone in a clause (upper-case, no
+    Latin letter on either side), for :func:`audio_bench_core.answers.concluded_option`."""
+    pattern = re.compile(r"(?<![A-Za-z])([" + re.escape(letters.upper()) + r"])(?![A-Za-z])")
+    return lambda clause: pattern.findall(clause)
+
+
 @dataclass(frozen=True)
 class StrictReading:
     """What :func:`strict_mcq_reading` read from one reply.
@@ -426,7 +437,11 @@ def strict_mcq_reading(prediction: str | None, letters: str = "ABCD", options: d
        or a hedge (:data:`_HEDGE`: ``也可能是``, ``or maybe``, ``could also be``) and another option letter
        (``答案是A。不对，是B``, ``我认为是B，也可能是C``). A letter called wrong (``我觉得A不对``) is not declared.
        ``\boxed{B}`` (and ``\boxed{\text{B}}``) declares B;
-    2. the whole output is one letter, possibly wrapped (``"B"``, ``"(B)"``, ``"**B**"``, ``"b。"``);
+    1b. with no declaration, a **concluding statement** (:func:`audio_bench_core.answers.concluded_option`): the
+       last clause naming an option names exactly one, with a predicate of correctness or choice and no negation,
+       hedge or question (``……，B项符合题意。``, ``正确的是C``, ``故本题选D``, ``Option B is correct``); ``B项错误``,
+       ``可能是C``, ``A和B都正确`` state none;
+    2. the whole output is one letter, possibly wrapped (``"B"``, ``"(B)"``, ``"**B**"``, ``"「B」"``, ``"$B$"``, ``"b。"``);
     3. the output starts with a letter and a delimiter or ``选项`` (``"C. 思念家乡"``, ``"D、"``, ``"B选项"``);
     4. with ``options`` (``{letter: text}``, e.g. from :func:`parse_mcq_options`): the reply gives one option's
        text instead of its letter (equal to it after removing punctuation, spaces and a leading ``答案是``, or
@@ -456,9 +471,11 @@ def strict_mcq_reading(prediction: str | None, letters: str = "ABCD", options: d
             found = after.search(text, final.end())
             if found and any(m.group(1) in letters.upper() and m.group(1) != letter for m in _UPPER_LETTER.finditer(text, found.end())):
                 return StrictReading(None, "ambiguous")
-    else:  # position rules read the reply as written, unless it opens with a question ("B？", an echoed question)
-        match = None if opens_with_question else (_LONE_LETTER.match(converted) or _LEADING_LETTER.match(converted))
-        letter = match.group(1).upper() if match else None
+    else:  # a concluding statement ("……，B项符合题意。"), then position rules on the reply as written, unless it
+        # opens with a question ("B？", an echoed question)
+        letter = concluded_option(text, _letter_references(letters))
+        match = None if letter or opens_with_question else (_LONE_LETTER.match(converted) or _LEADING_LETTER.match(converted))
+        letter = letter or (match.group(1).upper() if match else None)
         if letter is None and options:
             letter = _letter_from_option_text(text, options)
     if letter is not None and letter in letters.upper():
@@ -488,12 +505,13 @@ def cross_modal_consistency(sqa: float, qa: float, su: float, lu: float, sr: flo
 
 # ---------------------------------------------------------------------------------- signatures
 #: Bumped whenever a rule below changes what a score is. 4: answers inside <answer>-like tags; strict MC reads
-#: \boxed{X} and calls a hedged answer ambiguous.
-SCORING_VERSION = "4"
+#: \boxed{X} and calls a hedged answer ambiguous. 5: strict MC reads a letter in any script's quotes/brackets, LaTeX
+#: math or backticks, and a concluding statement (the one option a final clause affirms).
+SCORING_VERSION = "5"
 _RULES = {
     "asr": "cer_official=after-last-sep+first100+space-joined-corpus; cer_strict=whole-output+char-corpus+ref-as-written+reply-t2s-except-ref-chars; both=reasoning-removed+answer-tags-read",
     "sqa": "f1_official=strip-punct+lower+containment-else-bag-f1; reasoning-removed+answer-tags-read",
-    "su": "acc_official=exact/first-\\b[A-G]\\b/gold-substring; acc_strict=t2s+questions-dropped+declaration(last-if-retracted,hedged=ambiguous,boxed)>lone>leading-letter>option-text(ABCD), ambiguous/unparseable=wrong; both=reasoning-removed+answer-tags-read",
+    "su": "acc_official=exact/first-\\b[A-G]\\b/gold-substring; acc_strict=t2s+questions-dropped+declaration(last-if-retracted,hedged=ambiguous,boxed,any-script-wrappers)>conclusion(last-option-clause:one-option+affirmed,not-negated/hedged/asked)>lone>leading-letter>option-text(ABCD), ambiguous/unparseable=wrong; both=reasoning-removed+answer-tags-read",
 }
 _RULES["sr"] = _RULES["su"]
 

@@ -35,6 +35,18 @@ Step 3, validating the answer per task kind:
   ``_``/``-``, Persian letter variants and digits do not matter) or through the task's alias table in
   ``labels.json`` (other English words, Persian names). JSON booleans read as ``"true"``/``"false"`` (aliases of
   code_switch). No match -> excluded.
+- formatting and glosses (classification and multiple choice, :func:`audio_bench_core.answers.read_wrapped`, the
+  readers shared with MCGA): a value that does not match as written is read from inside the formatting around it
+  (``"**2**"``, ``"$3$"``, ``"\\boxed{4}"``, ``"«۲»"``, ``"「anger」"``: Markdown, LaTeX, backticks, quotes and
+  brackets of any script), then with a gloss after it set aside (``"1 (دماوند)"``, ``"anger (خشم)"``, ``"2 - Tehran"``:
+  the option's own text or a translation); a gloss (or an option text after the number, ``"1. تهران"``) naming
+  another option or label is ``ambiguous_option``/``ambiguous_answer``. The record says how (``reading``).
+- conclusions (multiple choice): a value, or a response with no JSON, that states its answer in a concluding clause
+  (``"... بنابراین گزینه ۲ درست است"``, ``"پاسخ درست گزینه ۴ است"``, ``"so option 3 is correct"``) is read as that
+  option (:func:`concluded_option_number`: the last clause naming an option number names exactly one, with a
+  predicate of correctness or choice and no negation, hedge or question; ``reading: "conclusion"``). The paper's
+  rule excludes responses "from which no valid label can be extracted" (§4.2); a stated conclusion is an extractable
+  answer, so it is read in the headline too. Prose that merely mentions an option or label is still not searched.
 - multiple choice: an integer; a string of one number in any digit script (``"3"``, ``"۳"``, ``"٣"``,
   ``"Option 3"``, ``"3)"``, ``"3. <option text>"``, ``"گزینهٔ 3"``/``"گزینه‌ی 3"``/``"گزینه 3"``, read after
   :func:`parsa.normalize.normalize_orthography`); or the text of exactly one option (normalised comparison;
@@ -72,6 +84,7 @@ from dataclasses import dataclass
 
 import json_repair
 
+from audio_bench_core.answers import concluded_option, read_wrapped, unwrap_value
 from parsa.normalize import label_key, normalize_orthography, normalize_persian
 from parsa.tasks import get_task, label_tables
 
@@ -119,6 +132,9 @@ class ParsedAnswer:
         json_repaired: the answer's JSON had to be repaired to be read (see the module docstring).
         out_of_set: for an ``invalid_label``/``invalid_option`` value read from JSON, the value's
             :func:`parsa.normalize.label_key` (the class an invented label would be), else ``None``.
+        reading: how a classification or option value was read when not as written: ``"unwrapped"`` (formatting
+            around it removed), ``"gloss"`` (the option's text or a translation after it set aside), ``"conclusion"``
+            (the option a concluding statement names); ``""`` otherwise.
     """
 
     status: str
@@ -129,6 +145,7 @@ class ParsedAnswer:
     skipped_entities: int = 0
     json_repaired: bool = False
     out_of_set: str | None = None
+    reading: str = ""
 
 
 # ------------------------------------------------------------------------------------------- text tests
@@ -418,11 +435,20 @@ def match_label(task: str, value: object) -> str | None:
     Raises:
         KeyError: unknown task.
     """
+    return label_reading(task, value)[0]
+
+
+def label_reading(task: str, value: object) -> tuple[str | None, str]:
+    """``(label, how)``: :func:`match_label` with how the value was read (:func:`audio_bench_core.answers.read_wrapped`:
+    ``""`` as written, ``"unwrapped"`` from inside formatting such as ``**anger**`` or ``«خشم»``, ``"gloss"`` with a
+    translation after it set aside, ``"anger (خشم)"``), or ``(None, "conflict")`` when the gloss names another label
+    (``"anger (sadness)"``), else ``(None, "")``."""
     if isinstance(value, bool):
         value = "true" if value else "false"
     if not isinstance(value, (str, int, float)):
-        return None
-    return _alias_index(task).get(label_key(str(value)))
+        return None, ""
+    index = _alias_index(task)
+    return read_wrapped(str(value), lambda text: index.get(label_key(text)))
 
 
 # ------------------------------------------------------------------------------------------- options
@@ -458,19 +484,50 @@ def match_option(task: str, value: object, options: list[str]) -> tuple[int | No
     text of exactly one option (see the module docstring). Reasons: ``"invalid_option"`` (no option or out of
     range), ``"ambiguous_option"`` (the text matches several options).
     """
+    number, reason, _ = option_reading(task, value, options)
+    return number, reason
+
+
+def option_reading(task: str, value: object, options: list[str]) -> tuple[int | None, str, str]:
+    """``(number, reason, how)``: :func:`match_option` with how the value was read (as in :func:`label_reading`:
+    ``"unwrapped"`` for ``"**2**"``, ``"$3$"``, ``"\\boxed{4}"``; ``"gloss"`` for ``"1 (دماوند)"``); a gloss or an
+    option text after the number that names another option (``"1 (تهران)"``, ``"1. تهران"`` with Tehran option
+    2) is ``"ambiguous_option"``."""
     n = len(options)
     if isinstance(value, bool) or value is None or isinstance(value, (list, dict)):
-        return None, "invalid_option"
+        return None, "invalid_option", ""
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, int):
-        return (value, "") if 1 <= value <= n else (None, "invalid_option")
+        return ((value, "", "") if 1 <= value <= n else (None, "invalid_option", ""))
+    reasons = []
+
+    def read(text: str) -> int | None:
+        number, reason = _option_in_text(task, text, options)
+        reasons.append(reason)
+        return number
+
+    number, how = read_wrapped(str(value), read)
+    if number is not None:
+        return number, "", how
+    if how == "conflict" or "ambiguous_option" in reasons:
+        return None, "ambiguous_option", ""
+    return None, "invalid_option", ""
+
+
+def _option_in_text(task: str, value: str, options: list[str]) -> tuple[int | None, str]:
+    """:func:`match_option` of one string as written: a number (with an option text after it that names no other
+    option) or the text of exactly one option."""
+    n = len(options)
     text = normalize_orthography(str(value)).strip()
     # each whitespace run kept as its first character: _NUMBER_ANSWER reads \s* only, and its adjacent \W* and \s*
     # backtracked over a long run (an answer of "!", 1,000 spaces, "!" did not finish in two minutes)
     text = _WHITESPACE_RUN.sub(lambda run: run.group()[0], text)
     number = _NUMBER_ANSWER.match(text)
     if number and len(number.group(1).lstrip("0")) <= 6 and 1 <= int(number.group(1)) <= n:  # a 5,000-digit "number" is no option
+        named = _option_by_text(task, unwrap_value(number.group(2)), options) if number.group(2).strip() else None
+        if named is not None and named != int(number.group(1)):  # "1. تهران" with Tehran option 2
+            return None, "ambiguous_option"
         return int(number.group(1)), ""
     answer = _map_words(task, text).replace(" ", "")
     if not answer:
@@ -479,6 +536,28 @@ def match_option(task: str, value: object, options: list[str]) -> tuple[int | No
     if len(hits) == 1:
         return hits[0], ""
     return None, "ambiguous_option" if hits else "invalid_option"
+
+
+def _option_by_text(task: str, text: str, options: list[str]) -> int | None:
+    """The one option whose text (or a variant, :func:`_option_variants`) ``text`` is, else ``None``."""
+    answer = _map_words(task, normalize_orthography(text)).replace(" ", "")
+    hits = [i for i, option in enumerate(options, start=1) if answer and answer in _option_variants(task, str(option))]
+    return hits[0] if len(hits) == 1 else None
+
+
+_OPTION_NUMBER = re.compile(r"(?<![\d.])(\d{1,6})(?!\.?\d)")
+
+
+def concluded_option_number(text: str, n_options: int) -> int | None:
+    """The option number a concluding statement of ``text`` names (``"... بنابراین گزینه ۲ درست است"``, ``"so
+    option 3 is correct"``), by :func:`audio_bench_core.answers.concluded_option` over the option numbers 1..n that
+    stand alone in a clause (after :func:`parsa.normalize.normalize_orthography`: any digit script), else ``None``.
+    Options are referred to by number only (the prompts number them)."""
+    def references(clause: str) -> list[str]:
+        return [found for found in _OPTION_NUMBER.findall(clause) if 1 <= int(found) <= n_options]
+
+    found = concluded_option(normalize_orthography(text), references)
+    return int(found) if found else None
 
 
 # ------------------------------------------------------------------------------------------- NER
@@ -593,7 +672,7 @@ def final_answer(text: str, readings: list[tuple[FoundObject, ParsedAnswer]]) ->
     last_object = differing[-1][0]
     repaired = any(parsed.json_repaired for _, parsed in readings)
     if last_object.end <= final_object.start and RETRACTION.search(text, last_object.end, final_object.start):
-        return ParsedAnswer(final.status, final.value, final.reason, final.json_fallback, final.raw_value, final.skipped_entities, repaired, final.out_of_set)
+        return ParsedAnswer(final.status, final.value, final.reason, final.json_fallback, final.raw_value, final.skipped_entities, repaired, final.out_of_set, final.reading)
     return ParsedAnswer("excluded", None, "ambiguous_answer", False, [parsed.raw_value for _, parsed in readings], json_repaired=repaired)
 
 
@@ -609,10 +688,10 @@ def _validate(task: str, spec, doc: dict, response: str, value: object, *, fallb
     if spec.kind in ("classification", "multiple_choice") and isinstance(value, str) and _QUESTION_VALUE.search(value[-_TAIL:]):
         return _not_scored(response, "question", fallback, value, json_repaired=repaired)  # "anger?" asks, it does not answer
     if spec.kind == "classification":
-        label = match_label(task, value)
+        label, how = label_reading(task, value)
         if label:
-            return ParsedAnswer("scored", label, "", fallback, value, json_repaired=repaired)
-        if _names_several(task, spec, doc, value):
+            return ParsedAnswer("scored", label, "", fallback, value, json_repaired=repaired, reading=how)
+        if how == "conflict" or _names_several(task, spec, doc, value):
             return _not_scored(response, "ambiguous_answer", fallback, value, json_repaired=repaired)
         out_of_set = _out_of_set(value) if not fallback else None
         return _not_scored(response, "no_json" if fallback else "invalid_label", fallback, value, json_repaired=repaired, out_of_set=out_of_set)
@@ -620,9 +699,11 @@ def _validate(task: str, spec, doc: dict, response: str, value: object, *, fallb
         options = list(doc.get("options") or [])
         if isinstance(value, str) and len(value) <= _TAIL and _NUMBERS_ONLY.match(normalize_orthography(value)) and _names_several(task, spec, doc, value):
             return _not_scored(response, "ambiguous_answer", fallback, value, json_repaired=repaired)  # "1، 2", "1 or 2"
-        number, reason = match_option(task, value, options)
+        number, reason, how = option_reading(task, value, options)
+        if number is None and reason == "invalid_option" and isinstance(value, str):
+            number, how = concluded_option_number(value, len(options)), "conclusion"  # "... گزینه ۲ درست است"
         if number:
-            return ParsedAnswer("scored", number, "", fallback, value, json_repaired=repaired)
+            return ParsedAnswer("scored", number, "", fallback, value, json_repaired=repaired, reading=how)
         if _names_several(task, spec, doc, value):
             return _not_scored(response, "ambiguous_answer", fallback, value, json_repaired=repaired)
         out_of_set = _out_of_set(value) if not fallback and reason == "invalid_option" else None

@@ -62,7 +62,8 @@ from parsa.normalize import normalize_persian, normalizer_signature
 from parsa.parsing import ParsedAnswer, parse_response
 from parsa.tasks import get_task
 
-SCORING_VERSION = "4"  # 3: reasoning removed first, final answer after a retraction, ambiguous/repaired counted, Wilson CI; 4: answer tags
+SCORING_VERSION = "5"  # 3: reasoning removed first, final answer after a retraction, ambiguous/repaired counted, Wilson CI; 4: answer tags;
+# 5: labels and options read inside formatting (any script's quotes/brackets, Markdown, LaTeX, \boxed) and beside a gloss, MC conclusions
 STATUSES = ("scored", "excluded", "refused")
 
 _COUNTS = ["scored", "excluded", "refused", "json_fallback", "ambiguous_answers", "repaired_json", "ci_flags", "signature"]
@@ -84,7 +85,8 @@ _RULES = {
 }
 
 #: How every task reads answers (parsa.parsing), in the signature.
-_READING = "read=reasoning-removed,answer-tags-read,unfinished-excluded;several=last-if-retracted-else-excluded;near-json=json-repair(counted);question-not-answer"
+_READING = ("read=reasoning-removed,answer-tags-read,unfinished-excluded;several=last-if-retracted-else-excluded;near-json=json-repair(counted);question-not-answer;"
+            "value=as-written>unwrapped(any-script-quotes/brackets,markdown,latex,boxed)>gloss-set-aside(other-option=ambiguous);mc=conclusion(last-option-clause:one-number+affirmed,not-negated/hedged/asked)")
 
 
 # ------------------------------------------------------------------------------------ per item
@@ -101,7 +103,7 @@ def score_response(task: str, doc: dict, response: str | None, *, unfinished_rea
 
     Returns:
         ``{"task", "id", "status" ("scored"|"excluded"|"refused"), "reason", "json_fallback", "json_repaired",
-        "out_of_set", "prediction", "gold", "raw_answer", ...}`` plus per kind: classification/MC ``correct`` (bool or ``None``); MC ``gold_option``,
+        "out_of_set", "reading" (how a label/option was read, :attr:`parsa.parsing.ParsedAnswer.reading`), "prediction", "gold", "raw_answer", ...}`` plus per kind: classification/MC ``correct`` (bool or ``None``); MC ``gold_option``,
         ``predicted_option`` (texts); ASR ``wer``, ``cer``, ``wer_fix``, ``repetition_loop`` (``None`` unless
         scored); translation ``source``; NER ``matches``, ``n_predicted``, ``n_gold``, ``skipped_entities``.
 
@@ -119,6 +121,7 @@ def score_response(task: str, doc: dict, response: str | None, *, unfinished_rea
         "json_fallback": parsed.json_fallback,
         "json_repaired": parsed.json_repaired,
         "out_of_set": parsed.out_of_set,
+        "reading": parsed.reading,
         "prediction": parsed.value,
         "raw_answer": _jsonable(parsed.raw_value),
     }

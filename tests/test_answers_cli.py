@@ -19,6 +19,7 @@ import subprocess
 
 import pytest
 
+from audio_bench_core.answers import response_text
 from mcga import data as mcga_data
 from mcga import metrics as mcga_metrics
 from mmac import data as mmac_data
@@ -55,15 +56,19 @@ MCGA_ASR = {
     "upload/espeak-f/asr_shi_01.wav": "<think>\n是李白的《静夜思》。\n</think>\n<answer>" + ASR_GOLD["upload/espeak-f/asr_shi_01.wav"] + "</answer>",
     "upload/espeak-m/asr_shi_01.wav": "<THINK><PLANNING>逐句听写。</PLANNING><REASONING>五言绝句。</REASONING></THINK><RESPONSE>"
     + ASR_GOLD["upload/espeak-m/asr_shi_01.wav"] + "</RESPONSE>",
+    # responses that are not strings, as model wrappers and replay files give them (issue 27 item 2): a list of one
+    # transcript (its repr scored CER 100) and a chat message of text parts; read as their text
+    "upload/espeak-m/asr_qu_02.wav": [ASR_GOLD["upload/espeak-m/asr_qu_02.wav"]],
+    "upload/espeak-m/asr_shi_02.wav": {"role": "assistant", "content": [{"type": "text", "text": ASR_GOLD["upload/espeak-m/asr_shi_02.wav"]}]},
 }
 # what the scorers must see: reasoning removed; the unfinished block leaves nothing
-MCGA_ASR_READ = {**MCGA_ASR, **{k: ASR_GOLD[k] for k in MCGA_ASR if k.endswith(("ci_01.wav", "ci_02.wav", "fu_02.wav", "shi_01.wav"))}, "upload/espeak-m/asr_fu_01.wav": ""}
+MCGA_ASR_READ = {**MCGA_ASR, **{k: ASR_GOLD[k] for k in MCGA_ASR if k.endswith(("ci_01.wav", "ci_02.wav", "fu_02.wav", "shi_01.wav", "shi_02.wav", "qu_02.wav"))}, "upload/espeak-m/asr_fu_01.wav": ""}
 MCGA_SU = {
     "upload/espeak-f/asr_qu_01.wav": "<think>\n选项A写边塞，选项B写思乡。枯藤老树昏鸦写的是游子。\n</think>\n\n答案是A。不对，答案是B。",  # gold B: retracted, B
     "upload/espeak-m/asr_qu_01.wav": "答案是B嗎？",  # gold B: a question, not an answer
     "upload/espeak-f/asr_wen_01.wav": "答案是A。答案是C。",  # gold C: two answers, none final
     "upload/espeak-m/asr_wen_01.wav": "<think>\n斯是陋室，惟吾德馨，意思是品德高尚，答案应该是C，不过我再看看选项",  # cut off
-    "upload/espeak-m/asr_wen_02.wav": "<think>陶渊明独爱菊。</think>D",  # gold D
+    "upload/espeak-m/asr_wen_02.wav": "<think>陶渊明独爱菊。</think>原文说“予独爱莲”，A、B、C都与原文不符，D项符合题意。",  # gold D: a concluding statement
 }
 PARSA_EMOTION = {
     "emotion_01": '<think>\nThe speaker sounds tense... maybe fear? No, the pitch is raised and loud.\n</think>\n\n{"emotion": "anger"}',
@@ -231,7 +236,7 @@ def _as_hooks_get(answers: dict[str, str]) -> dict[str, str]:
     from lmms_eval.api.reasoning import strip_reasoning_tags
 
     defaults = [["<think>", "</think>"], ["<analysis>", "</analysis>"]]  # lmms-eval 0.7's --reasoning_tags default
-    return {key: strip_reasoning_tags(answer, defaults) for key, answer in answers.items()}
+    return {key: strip_reasoning_tags(response_text(answer), defaults) for key, answer in answers.items()}
 
 
 def test_the_response_cache_never_serves_another_data_folders_answers_and_still_serves_the_same_data(runs):

@@ -155,3 +155,73 @@ def test_process_results_carries_ids_and_handles_empty_and_huge_outputs(su_doc):
     items = [hooks.mcga_process_results(asr_doc, [asr_doc["asr"] * 2_000])["cer_strict"]]
     assert hooks.mcga_agg_cer_strict(items) == pytest.approx(100 * 1999)
     assert {k: items[0][k] for k in ("key", "id", "speaker")} == {"key": "upload/espeak-f/asr_ci_01.wav", "id": "asr_ci_01", "speaker": "espeak-f"}
+
+
+# ------------------------------------------------------------------------------------------- issue 27 item 3
+def test_integer_pcm_is_scaled_by_its_dtype():
+    assert audio.pcm_to_float(np.array([-32768, 0, 16384, 32767], np.int16)).tolist() == [-1.0, 0.0, 0.5, pytest.approx(32767 / 32768)]
+    assert audio.pcm_to_float(np.array([-(2**31), 2**30], np.int32)).tolist() == [-1.0, 0.5]
+    assert audio.pcm_to_float(np.array([-128, 64], np.int8)).tolist() == [-1.0, 0.5]
+    assert audio.pcm_to_float(np.array([0, 128, 192], np.uint8)).tolist() == [-1.0, 0.0, 0.5]  # 8-bit WAV is unsigned, 128 = silence
+    floats = audio.pcm_to_float(np.array([0.25, -0.5], np.float64))
+    assert floats.dtype == np.float32 and floats.tolist() == [0.25, -0.5]
+    for refused, said in [(np.array([1, 2], np.int64), "int64"), (np.array([1], np.uint16), "uint16"), ([0, 1200, -3], "integer samples in a list")]:
+        with pytest.raises(ValueError, match=said):
+            audio.pcm_to_float(refused)
+    assert audio.pcm_to_float([0.5, -0.25]).tolist() == [0.5, -0.25]  # a JSON round trip of float samples
+
+
+def test_every_integer_form_reaches_the_model_as_the_same_float_samples(tmp_path):
+    """What scipy.io.wavfile and soundfile.read(dtype=...) return, in a dict or bare: the 16 kHz float samples of the
+    file, whatever the dtype (before the fix an int16 clip reached Whisper 32,768 times too loud)."""
+    path = tone(tmp_path / "s.wav", 0.5, 16000)  # PCM_16: every integer width holds its samples exactly
+    expected = soundfile.read(path, dtype="float32")[0]
+    for dtype in ("int16", "int32"):
+        samples = soundfile.read(path, dtype=dtype)[0]
+        assert np.array_equal(audio.audio_to_16k_mono({"array": samples, "sampling_rate": 16000}), expected), dtype
+        assert np.array_equal(audio.audio_to_16k_mono(samples), expected), dtype
+    from scipy.io import wavfile
+
+    rate, scipy_samples = wavfile.read(path)
+    assert scipy_samples.dtype == np.int16 and np.array_equal(audio.audio_to_16k_mono({"array": scipy_samples, "sampling_rate": rate}), expected)
+    eight_bit = tmp_path / "u8.wav"
+    soundfile.write(eight_bit, expected, 16000, subtype="PCM_U8")
+    _, unsigned = wavfile.read(eight_bit)
+    assert unsigned.dtype == np.uint8
+    assert np.abs(audio.audio_to_16k_mono({"array": unsigned, "sampling_rate": 16000}) - expected).max() < 1 / 128  # one 8-bit step
+    stereo = np.stack([soundfile.read(path, dtype="int16")[0]] * 2)  # (channels, samples)
+    assert np.allclose(audio.audio_to_16k_mono({"array": stereo, "sampling_rate": 16000}), expected)
+    with pytest.raises(ValueError, match="integer samples in a list carry no sample width"):
+        audio.audio_to_16k_mono({"array": soundfile.read(path, dtype="int16")[0].tolist(), "sampling_rate": 16000})
+
+
+NON_SEEKABLE = [("WAV", "GSM610", 8000), ("WAV", "G721_32", 8000), ("AU", "G723_24", 8000), ("W64", "GSM610", 16000), ("WAV", "NMS_ADPCM_16", 8000)]
+
+
+@pytest.mark.parametrize(("container", "subtype", "rate"), NON_SEEKABLE)
+def test_the_data_check_accepts_what_the_loader_decodes_in_formats_that_cannot_seek(tmp_path, container, subtype, rate):
+    path = tmp_path / f"clip.{container.lower()}"
+    t = np.arange(rate) / rate
+    soundfile.write(path, (0.3 * np.sin(2 * np.pi * 440 * t)).astype(np.float32), rate, format=container, subtype=subtype)
+    with soundfile.SoundFile(path) as handle:
+        assert not handle.seekable()  # the kind: libsndfile cannot seek in it (blocks() refused it)
+    assert audio.audio_file_check(path) == audio.AudioCheck()  # was "not readable audio (frames must be specified ...)"
+    loaded = audio.load_audio_array(str(path))["array"]
+    with soundfile.SoundFile(path) as handle:  # decoded from the start, as far as the decoder goes
+        decoded = handle.read(handle.frames, dtype="float32")
+    assert len(loaded) == int(np.ceil(len(decoded) * 16000 / rate)) and len(loaded) >= 16000
+    assert np.array_equal(audio.audio_to_16k_mono(path.read_bytes()), loaded)  # file bytes: the same decoder
+    half = audio.load_audio_array(str(path), max_seconds=0.5)["array"]
+    assert len(half) == 8000 and np.array_equal(half[:4000], loaded[:4000])
+
+
+def test_check_and_loader_share_one_decoder(tmp_path, monkeypatch):
+    path = tone(tmp_path / "s.wav", 0.5, 16000)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("decoder says no")
+
+    monkeypatch.setattr(audio, "decoded_audio", broken)
+    assert audio.audio_file_check(path).problem == "not readable audio (decoder says no)"
+    with pytest.raises(OSError, match="decoder says no"):
+        audio.load_audio_array(path)

@@ -210,10 +210,10 @@ def test_cross_modal_consistency_follows_paper_equation_1():
 
 def test_task_signature_names_rules_normaliser_and_versions():
     signature = metrics.task_signature("asr")
-    assert signature.startswith("mcga-scoring:4|cer_official=")
+    assert signature.startswith("mcga-scoring:5|cer_official=")
     assert "opencc-" in signature and "whisper-normalizer-" in signature and "jiwer-" in signature
     assert "strict-norm:fullwidth+" in signature and "ref-as-written+reply-t2s-except-ref-chars" in signature
-    assert "acc_strict=t2s+questions-dropped+declaration(last-if-retracted,hedged=ambiguous,boxed)" in metrics.task_signature("su")
+    assert "acc_strict=t2s+questions-dropped+declaration(last-if-retracted,hedged=ambiguous,boxed,any-script-wrappers)>conclusion(" in metrics.task_signature("su")
     assert "non-gb2312-variants(jp2t/tw2t/hk2t)-to-ref-chars" in signature
     assert signature.endswith("unit:percent")
 

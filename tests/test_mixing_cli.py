@@ -101,6 +101,10 @@ def workdir(tmp_path_factory):
         table = list(csv.reader(handle))
     with open(vazn / "Poetry-Vazn.csv", "w", encoding="utf-8", newline="") as handle:
         csv.writer(handle).writerows(table[:3])
+    # the first clip as GSM 06.10 (a WAV subtype libsndfile cannot seek in): the data check must accept what the loader decodes
+    first_clip = vazn / "Audios" / "vazn_01.wav"
+    samples, rate = soundfile.read(first_clip, dtype="float32")
+    soundfile.write(first_clip, samples, rate, format="WAV", subtype="GSM610")
     forms = Path(shutil.copytree(FORMS_TASK, root / "forms_task"))
     sys.path.insert(0, str(forms))
     try:

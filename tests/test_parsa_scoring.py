@@ -165,7 +165,7 @@ def test_aggregate_rejects_unknown_metrics_and_foreign_records():
 
 def test_signature_states_rules_normaliser_versions_and_unit():
     signature = aggregate("emotion", "signature", [])
-    assert signature.startswith("parsa-scoring:4|task:emotion|label=key|alias;macro_f1=sklearn-macro(labels=gold|pred,zero_division=0)")
+    assert signature.startswith("parsa-scoring:5|task:emotion|label=key|alias;macro_f1=sklearn-macro(labels=gold|pred,zero_division=0)")
     assert "|read=reasoning-removed,answer-tags-read,unfinished-excluded;several=last-if-retracted-else-excluded;near-json=json-repair(counted)" in signature
     assert "|norm:parsa-fa-2(" in signature and ";zwnj=join;ezafe-y=drop;affixes=join)" in signature and "|scikit-learn-" in signature and signature.endswith("|bootstrap:1000,seed:0,percentile95|unit:fraction")
 

@@ -107,8 +107,12 @@ def test_parsa_echoes_placeholders_identical_labels_and_failures_are_counted(lmm
         "parsa_s2tt_fa_en": {i: '{"translation": "Listen to the Persian audio and translate what is said into English."}' for i in gold("s2tt_fa_en")},
         "parsa_s2tt_en_fa": {i: '{"translation": "your Persian translation here"}' for i in gold("s2tt_en_fa")},
         "parsa_register": {i: '{"register": "formal"}' for i in gold("register")},  # gold: 3 formal, 3 informal
-        "parsa_vazn": {**gold("vazn"), "vazn_03": REQUEST_FAILED},
-        "parsa_emotion": gold("emotion"),
+        # the right answers as models write them (issue 27 item 2): inside formatting, beside the option's text, as a
+        # concluding sentence with no JSON, as a list of text parts (a wrapper's content); one failed generation
+        "parsa_vazn": {**gold("vazn"), "vazn_01": '{"answer": "**1**"}', "vazn_02": '{"answer": "2 (متقارب مثمن محذوف)"}', "vazn_03": REQUEST_FAILED,
+                       "vazn_04": [{"type": "text", "text": '{"answer": "\\\\boxed{4}"}'}], "vazn_05": "وزن را بررسی کردم؛ بنابراین گزینه ۵ درست است.",
+                       "vazn_06": '{"answer": "«۷»"}'},
+        "parsa_emotion": {**gold("emotion"), "emotion_01": '{"emotion": "anger (خشم)"}', "emotion_02": ['{"emotion": "**fear**"}'], "emotion_03": '{"emotion": "「happiness」"}'},
     }
     code, log, results, out = run(lmms_eval_cli, offline_env, tmp_path, ",".join(answers), answers)
     assert code == 0, log[-4000:]
@@ -130,8 +134,12 @@ def test_parsa_echoes_placeholders_identical_labels_and_failures_are_counted(lmm
     # A failed generation is not parsed: excluded under the paper's rule, with its reason in the logged record.
     vazn = r["parsa_vazn"]
     assert (vazn["failed_generations"], vazn["scored"], vazn["excluded"], vazn["accuracy"]) == (1, 5, 1, 1.0)
-    record = next(s["accuracy"] for s in logged(out, "parsa_vazn") if s["accuracy"]["id"] == "vazn_03")
-    assert (record["status"], record["reason"]) == ("excluded", "generation_failed")
+    records = {s["accuracy"]["id"]: s["accuracy"] for s in logged(out, "parsa_vazn")}
+    assert (records["vazn_03"]["status"], records["vazn_03"]["reason"]) == ("excluded", "generation_failed")
+    assert {i: (r["prediction"], r["reading"]) for i, r in records.items() if i != "vazn_03"} == {
+        "vazn_01": (1, "unwrapped"), "vazn_02": (2, "gloss"), "vazn_04": (4, "unwrapped"), "vazn_05": (5, "conclusion"), "vazn_06": (7, "unwrapped")}  # fmt: skip
+    emotion = {s["macro_f1"]["id"]: (s["macro_f1"]["prediction"], s["macro_f1"]["reading"]) for s in logged(out, "parsa_emotion")}
+    assert emotion["emotion_01"] == ("anger", "gloss") and emotion["emotion_02"][0] == "fear" and emotion["emotion_03"][0] == "happiness"
 
 
 def test_a_mostly_failed_run_exits_non_zero_with_the_first_error(lmms_eval_cli, offline_env, tmp_path):

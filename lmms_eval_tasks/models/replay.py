@@ -19,6 +19,10 @@ by its ``id``). Row formats read:
   document, so each such answer is checked against the run instead: the logged ``input`` (the prompt) must
   equal this run's prompt for that document, else it is an error. Re-score on the same data and task versions.
 
+A ``response`` that is not a string is read as its text (a list of one string, text parts, a chat message, a
+number: :func:`audio_bench_core.answers.response_text`), never as its Python ``repr``; one holding no text (a dict
+without a text key, several candidate strings) is a failed generation naming its file and line.
+
 Nothing is skipped silently. A document of the run with no prediction is an error naming the missing
 keys (``on_missing=error``, default) or gets ``""`` with a warning listing them (``on_missing=empty``;
 the task's ``empty_responses`` count then shows them too). Predictions that answer no document of the task
@@ -32,9 +36,11 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+from lmms_eval.api.model import lmms
 from loguru import logger
 
-from lmms_eval.api.model import lmms
+from audio_bench_core.answers import NotText, response_text
+from audio_bench_core.responses import GENERATION_FAILED_PREFIX
 from lmms_eval_tasks.models import CPUOrAcceleratorDevice, FailureAccounting
 from mcga.data import official_runner_prediction
 
@@ -75,7 +81,7 @@ def _lmms_eval_sample(row: dict, file: Path) -> tuple[tuple[str, str], str, str 
         response = response[0] if response else ""
     logged_doc = row.get("doc") if isinstance(row.get("doc"), dict) else {}
     found = f"key={logged_doc['doc_key']}" if logged_doc.get("doc_key") not in (None, "") else f"doc_id={row['doc_id']}"
-    return (match["task"], found), "" if response is None else str(response), row.get("input")
+    return (match["task"], found), response, row.get("input")
 
 
 def _our_row(row: dict) -> tuple[tuple[str, str], str] | None:
@@ -84,7 +90,7 @@ def _our_row(row: dict) -> tuple[tuple[str, str], str] | None:
         return None
     for field, kind in (("key", "key"), ("audio", "key"), ("id", "id")):
         if row.get(field) not in (None, ""):
-            return (str(row["task"]), f"{kind}={row[field]}"), "" if row["response"] is None else str(row["response"])
+            return (str(row["task"]), f"{kind}={row[field]}"), row["response"]
     return None
 
 
@@ -121,10 +127,21 @@ def _read(path: str | Path) -> tuple[dict[tuple[str, str], str], dict[tuple[str,
                     key = (task, f"key={audio}" if audio is not None else f"id={row_id}")
                 if key in predictions:
                     raise ValueError(f"replay: {where}: second prediction for task {key[0]} {key[1]} (first at {origin[key]})")
-                predictions[key], origin[key] = response, where
+                predictions[key], origin[key] = _response_text(response, where), where
     if not predictions:
         raise ValueError(f"replay: no predictions found under {path}")
     return predictions, prompts, origin
+
+
+def _response_text(response: object, where: str) -> str:
+    """The text of a replayed answer (:func:`audio_bench_core.answers.response_text`: a string, a list of one string,
+    text parts, a chat message, a number), never its Python ``repr``; a value holding no text becomes a failed
+    generation naming ``where`` (file:line), counted in ``failed_generations`` and scored as the empty answer."""
+    try:
+        return response_text(response)
+    except NotText as error:
+        logger.warning(f"replay: {where}: the response is not text ({error}); scored as a failed generation")
+        return f"{GENERATION_FAILED_PREFIX} replay {where}: the response is not text: {error}"
 
 
 def _shown(ids: list[str]) -> str:
