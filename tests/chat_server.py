@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Callable
 
-REPLY_SHAPES = ("truncated", "parts", "refusal", "tool_call", "error_in_200", "reasoning_field")
+REPLY_SHAPES = ("truncated", "parts", "refusal", "tool_call", "error_in_200", "reasoning_field", "error_in_400")
 FAULTS = ("timeout", "500", "503", "429", "401", "malformed", "no_choices", "reply", "drip", "drip_body", *REPLY_SHAPES)
 REPORTED_MODEL = "deepseek-chat-test-20261129"
 
@@ -40,7 +40,8 @@ class ChatServer:
     ``content``; ``parts`` = Mistral's reasoning models: ``content`` a list of a ``thinking`` part (holding a decoy
     score) and a ``text`` part with the normal reply; ``refusal`` = OpenAI's ``refusal`` field, ``content: null``;
     ``tool_call`` = ``tool_calls`` and ``finish_reason: "tool_calls"``, no content; ``error_in_200`` = HTTP 200 whose
-    body is ``{"error": {"code": 429, "message": "... overloaded ..."}}`` (OpenRouter-style). ``refuse``: request
+    body is ``{"error": {"code": 429, "message": "... overloaded ..."}}`` (OpenRouter-style); ``error_in_400`` = an
+    overloaded upstream reported with HTTP 400 (``code: "model_overloaded"``), as some gateways do. ``refuse``: request
     fields this endpoint refuses with HTTP 400 in OpenAI's words (``max_tokens`` -> "Unsupported parameter: ... Use
     'max_completion_tokens' instead."; ``temperature`` -> "Unsupported value: ..."), as OpenAI's o-series and gpt-5 do.
     """
@@ -170,6 +171,8 @@ class ChatServer:
                 shaped = fault if fault in REPLY_SHAPES else server.shape
                 if shaped is not None:
                     reply = shape_reply(reply, shaped)
+                    if shaped == "error_in_400":
+                        return self._send(400, json.dumps(reply).encode(), headers)
                 try:
                     encoded = json.dumps(reply, ensure_ascii=False).encode("utf-8")
                 except UnicodeEncodeError:  # a lone surrogate in the content: sent as a JSON \\ud800 escape
@@ -184,6 +187,8 @@ def shape_reply(reply: dict, shape: str) -> dict:
     choice, usage = reply["choices"][0], {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
     content = choice["message"]["content"]
     draft = f"Let me think. A first reading gives 1. Then again: {content}"
+    if shape == "error_in_400":  # sent with HTTP 400 (_answer): a gateway that reports an overloaded upstream as a client error
+        return {"error": {"code": "model_overloaded", "message": "The upstream model is overloaded. Please try again later.", "type": "invalid_request_error"}}
     if shape == "error_in_200":
         return {"error": {"code": 429, "message": "Provider returned error: the upstream model is overloaded, try again"}, "user_id": "u1"}
     if shape == "truncated":

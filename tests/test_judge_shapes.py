@@ -215,3 +215,17 @@ def test_a_cache_made_before_the_usage_column_gains_it_and_keeps_its_rows(tmp_pa
     cache.put_many([("k2", {}, "Score: 4", "m", False, {"total_tokens": 5})])
     assert cache.get_many(["k", "k2"]) == {"k": ("Score: 3", "m"), "k2": ("Score: 4", "m")}
     assert cache.get_many(["k2"], usage=True) == {"k2": ("Score: 4", "m", {"total_tokens": 5})}
+
+
+def test_a_transient_error_is_retried_whatever_the_status_that_carried_it(config):
+    with ChatServer(digit_reply) as server:
+        server.add_fault("item-400", "error_in_400", times=1)  # "overloaded" inside an HTTP 400: asked again
+        server.add_fault("item-200", "error_in_200", times=5)  # transient inside a 200 every time: gives up, named
+        server.add_fault("item-401", "401", times=1)  # a real client error: not asked again
+        client = judge.Judge(config(server))
+        ok, gave_up, refused = client.complete_many([request("item-400"), request("item-200"), request("item-401")])
+    assert ok.ok and ok.attempts == 2 and ok.content == "Score: 2"
+    assert gave_up.error.startswith("provider_error: the reply carries an error object at its top level (code 429, ")
+    assert gave_up.error.endswith("(gave up after 3 attempts)") and gave_up.attempts == 3
+    assert refused.error.startswith("HTTP 401:") and refused.attempts == 1
+    assert len(server.requests) == 6 and client.provenance()["errors"] == {"provider_error": 1, "HTTP 401": 1}
