@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import glob
 import inspect
+import math
 import os
 import re
 import sys
@@ -530,7 +531,10 @@ def guard_aggregations() -> None:
       (:mod:`audio_bench_core.run_status`) and withholds every figure of it: each reads ``"not computed: <the
       error's message>"``; the aggregations after it are not called (no judge runs on a failed run);
     - any other exception of an aggregation withholds that metric only (``"not computed: <metric> aggregation raised
-      <Type>: <message>"``) and marks the task ``failed``; the task's other figures are kept.
+      <Type>: <message>"``) and marks the task ``failed``; the task's other figures are kept;
+    - a figure that is not a finite number (NaN: undefined) reads ``"not computed: <metric> is undefined here ..."``,
+      and non-finite numbers inside a breakdown are written ``null`` with a ``<key>_reason``
+      (:func:`audio_bench_core.json_text.finite_or_null`): the results file stays valid JSON.
 
     Any task (ours or lmms-eval's) already marked ``failed`` before its aggregation (our models' failed generations
     on another benchmark's task, :class:`lmms_eval_tasks.models.FailureAccounting`) has its figures withheld with
@@ -573,6 +577,7 @@ def _guarded_aggregation(task: str, metric: str, function, failed_run: list):
     """``function`` (an aggregation of ``task``'s ``metric``) returning a "not computed" note instead of raising;
     a failed run is appended to ``failed_run`` and ends the task's aggregations (see :func:`guard_aggregations`)."""
     from audio_bench_core import run_status
+    from audio_bench_core.json_text import finite_or_null
     from audio_bench_core.responses import FailedRunError
 
     @functools.wraps(function)  # keeps the signature lmms-eval inspects for an ``args`` parameter
@@ -582,7 +587,10 @@ def _guarded_aggregation(task: str, metric: str, function, failed_run: list):
         if failed_run:
             return run_status.withheld(failed_run[0])
         try:
-            return function(items, *args, **kwargs)
+            value = function(items, *args, **kwargs)
+            if isinstance(value, float) and not math.isfinite(value):  # JSON has no NaN: the figure says why it has no value
+                return run_status.withheld(f"{metric} is undefined here (the aggregation gave {value})")
+            return finite_or_null(value) if isinstance(value, (dict, list)) else value
         except Exception as error:  # noqa: BLE001 - one task's failure must cost only that task; recorded and exits 1
             cause = root_cause(error)
             message = " ".join(str(cause).split())
