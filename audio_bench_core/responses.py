@@ -597,6 +597,68 @@ def agg_long_answers(records: list[dict]) -> int:
     return len(long)
 
 
+# ------------------------------------------------------------------------------------------- samples file
+#: Key of a sample record (one line of ``*_samples_<task>.jsonl``) holding the document's diagnostics record once.
+SAMPLES_DIAGNOSTICS_KEY = "diagnostics"
+
+
+def document_counts(records: list[dict]) -> list[dict[str, int]]:
+    """Per document, its count under each counter of :data:`DIAGNOSTIC_METRICS` (0/1, and code points for
+    ``invalid_text_replaced``): summed over the documents, each equals the task's figure (``agg_<counter>``).
+    ``identical_answers`` is 1 for the documents that gave the degenerate answer (:func:`identical_answer_count`,
+    decided over all ``records``), else 0. ``records``: the task's diagnostics records, in document order."""
+    _, example = identical_answer_count(records) if records else (0, None)
+    degenerate = example["answer_key"] if example else None
+    return [
+        {
+            "failed_generations": int(bool(r["failure"])),
+            "empty_responses": int(bool(r["empty"])),
+            "unfinished_reasoning": int(bool(r.get("unfinished_reasoning"))),
+            "echoed_prompts": int(bool(r["echo"])),
+            "placeholder_copies": int(bool(r["placeholder"])),
+            "identical_answers": int(degenerate is not None and r["answer_key"] == degenerate),
+            "invalid_text_replaced": int(r["invalid_text_replaced"]),
+            "scoring_errors": int(bool(r.get("scoring_error"))),
+            "long_answers": int(r.get("chars", 0) > SAMPLE_TEXT_MAX_CHARS),
+        }
+        for r in records
+    ]
+
+
+def samples_with_diagnostics_once(samples: list[dict]) -> list[dict]:
+    """lmms-eval's sample records of one task as they are written: the diagnostics record once per document, under
+    :data:`SAMPLES_DIAGNOSTICS_KEY`, and each counter of :data:`DIAGNOSTIC_METRICS` as that document's count
+    (:func:`document_counts`) instead of a copy of the record (lmms-eval logs each metric's per-document value under
+    the metric's name: the record was written nine times, 80 % of an MCGA multiple-choice sample).
+
+    Records without the counters (other benchmarks' tasks) are returned as they are; the others are shallow copies
+    (lmms-eval's objects are not changed). Every other key (the scored metrics' per-document values) is kept as is.
+    """
+    if not isinstance(samples, list):
+        return samples
+    mine = [i for i, s in enumerate(samples) if isinstance(s, dict) and all(isinstance(s.get(m), dict) for m in DIAGNOSTIC_METRICS)]
+    if not mine:
+        return samples
+    out = list(samples)
+    records = [samples[i][DIAGNOSTIC_METRICS[0]] for i in mine]
+    for i, record, counts in zip(mine, records, document_counts(records)):
+        sample = dict(samples[i])
+        sample.update(counts)
+        sample[SAMPLES_DIAGNOSTICS_KEY] = record
+        out[i] = sample
+    return out
+
+
+def diagnostics_of(sample: dict) -> dict | None:
+    """The diagnostics record of one written sample record, in either samples-file shape: ``sample["diagnostics"]``
+    (since issue 27), or the copy under each counter (earlier files); ``None`` when it has none."""
+    record = sample.get(SAMPLES_DIAGNOSTICS_KEY)
+    if isinstance(record, dict):
+        return record
+    record = sample.get(DIAGNOSTIC_METRICS[0])
+    return record if isinstance(record, dict) else None
+
+
 def yaml_metric_list(module: str = __name__) -> str:
     """The ``metric_list`` entries of :data:`DIAGNOSTIC_METRICS` as YAML lines (two-space indented), for task YAMLs."""
     return "".join(f"  - metric: {m}\n    aggregation: !function {module}.agg_{m}\n    higher_is_better: false\n" for m in DIAGNOSTIC_METRICS)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import glob
 import inspect
+import math
 import os
 import re
 import sys
@@ -330,6 +331,9 @@ def _exit_nonzero_on_failure(cli_evaluate_single):
         if not run_uses_plugin(args):  # lmms-eval's own runs keep lmms-eval's behaviour, exit status included
             return cli_evaluate_single(args, *rest, **kwargs)
         logger.info("lmms-eval-audio-plugin: a failed run exits 1, its cause last (plugin.py)")  # log lines under 160 characters
+        from audio_bench_core import run_status
+
+        run_status.clear()
         _prefer_task_name_over_empty_folder(args)
         try:
             if args is not None and not getattr(args, "tasks", None):  # lmms-eval: "Need to specify task", exit 0
@@ -355,10 +359,56 @@ def _exit_nonzero_on_failure(cli_evaluate_single):
     return run_one
 
 
+def failed_tasks_lines() -> list[str]:
+    """One line per task marked failed or incomplete (:mod:`audio_bench_core.run_status`): ``lmms-eval run failed:
+    <reason>`` / ``lmms-eval run incomplete: <task>: <reason>``; the failed ones last."""
+    from audio_bench_core import run_status
+
+    found = run_status.statuses()
+    order = sorted(found, key=lambda task: found[task]["status"] == run_status.FAILED)
+    lines = []
+    for task in order:
+        for reason in found[task]["reasons"]:
+            named = reason if f"{task}:" in reason else f"{task}: {reason}"
+            lines.append(f"lmms-eval run {found[task]['status']}: {named}")
+    return lines
+
+
+def _exit_nonzero_after_tables(cli_evaluate):
+    """``cli_evaluate`` (all runs of one command, then their printed tables) followed by exit 1 when a task was
+    marked failed or incomplete: its results and samples are on disk by then and its figures read "not computed"."""
+
+    @functools.wraps(cli_evaluate)
+    def evaluate_then_exit(*args, **kwargs):
+        outcome = cli_evaluate(*args, **kwargs)
+        lines = failed_tasks_lines()
+        if lines:
+            sys.stdout.flush()
+            from audio_bench_core import run_status
+
+            tasks = run_status.statuses()
+            print(
+                f"lmms-eval-audio-plugin: {len(tasks)} task(s) did not finish as meant ({', '.join(tasks)}): their figures read 'not computed'; "
+                "every other task's results and every task's samples were written (results: lmms_eval_audio_plugin.task_status)",
+                file=sys.stderr,
+            )
+            for line in lines:
+                print(line, file=sys.stderr)
+            sys.stderr.flush()
+            raise SystemExit(1)
+        return outcome
+
+    evaluate_then_exit._lmms_eval_audio_plugin = True
+    return evaluate_then_exit
+
+
 def _wrap_cli_evaluate_single(module) -> None:
     original = module.__dict__.get("cli_evaluate_single")
     if callable(original) and not getattr(original, "_lmms_eval_audio_plugin", False):
         module.cli_evaluate_single = _exit_nonzero_on_failure(original)
+    evaluate = module.__dict__.get("cli_evaluate")
+    if callable(evaluate) and not getattr(evaluate, "_lmms_eval_audio_plugin", False):
+        module.cli_evaluate = _exit_nonzero_after_tables(evaluate)
 
 
 class _WrapOnceLoaded(types.ModuleType):
@@ -500,13 +550,111 @@ def anchor_our_data_files_on_older_lmms_eval() -> None:
     utils.load_yaml_config = load_yaml_config
 
 
+def guard_aggregations() -> None:
+    """Make one task's failure cost only that task: lmms-eval's aggregation step never raises for our tasks.
+
+    Wraps ``lmms_eval.evaluator_utils.TaskOutput.calculate_aggregate_metric`` (the one place every task's
+    aggregations are called, one task at a time). For our tasks (:func:`lmms_eval_tasks.printed_table.is_plugin_task`):
+
+    - a :class:`audio_bench_core.responses.FailedRunError` (a failed run) marks the task ``failed``
+      (:mod:`audio_bench_core.run_status`) and withholds every figure of it: each reads ``"not computed: <the
+      error's message>"``; the aggregations after it are not called (no judge runs on a failed run);
+    - any other exception of an aggregation withholds that metric only (``"not computed: <metric> aggregation raised
+      <Type>: <message>"``) and marks the task ``failed``; the task's other figures are kept;
+    - a figure that is not a finite number (NaN: undefined) reads ``"not computed: <metric> is undefined here ..."``,
+      and non-finite numbers inside a breakdown are written ``null`` with a ``<key>_reason``
+      (:func:`audio_bench_core.json_text.finite_or_null`): the results file stays valid JSON.
+
+    Any task (ours or lmms-eval's) already marked ``failed`` before its aggregation (our models' failed generations
+    on another benchmark's task, :class:`lmms_eval_tasks.models.FailureAccounting`) has its figures withheld with
+    that reason. Every task is then written to the results and samples files as usual; the CLI exits 1 afterwards
+    (:func:`exit_nonzero_on_failed_run`). Idempotent.
+    """
+    from lmms_eval.evaluator_utils import TaskOutput
+
+    original = TaskOutput.calculate_aggregate_metric
+    if getattr(original, "_lmms_eval_audio_plugin", False):
+        return
+
+    @functools.wraps(original)
+    def calculate_aggregate_metric(self, *args, **kwargs):
+        from audio_bench_core import run_status
+        from lmms_eval_tasks.printed_table import is_plugin_task
+
+        name = str(getattr(self, "task_name", "") or "")
+        before = run_status.status_of(name)
+        if before and before["status"] == run_status.FAILED:
+            return _withhold_all(self, run_status.withheld(before["reasons"][0]))
+        if not is_plugin_task(name):
+            return original(self, *args, **kwargs)
+        aggregation = self.task.aggregation()
+        functions = dict(aggregation)
+        failed_run = []
+        aggregation.update({metric: _guarded_aggregation(name, metric, function, failed_run) for metric, function in functions.items()})
+        try:
+            original(self, *args, **kwargs)
+        finally:
+            aggregation.update(functions)
+        if failed_run:
+            _withhold_all(self, run_status.withheld(failed_run[0]))
+
+    calculate_aggregate_metric._lmms_eval_audio_plugin = True
+    TaskOutput.calculate_aggregate_metric = calculate_aggregate_metric
+
+
+def _guarded_aggregation(task: str, metric: str, function, failed_run: list):
+    """``function`` (an aggregation of ``task``'s ``metric``) returning a "not computed" note instead of raising;
+    a failed run is appended to ``failed_run`` and ends the task's aggregations (see :func:`guard_aggregations`)."""
+    from audio_bench_core import run_status
+    from audio_bench_core.json_text import finite_or_null
+    from audio_bench_core.responses import FailedRunError
+
+    @functools.wraps(function)  # keeps the signature lmms-eval inspects for an ``args`` parameter
+    def guarded(items, *args, **kwargs):
+        from loguru import logger
+
+        if failed_run:
+            return run_status.withheld(failed_run[0])
+        try:
+            value = function(items, *args, **kwargs)
+            if isinstance(value, float) and not math.isfinite(value):  # JSON has no NaN: the figure says why it has no value
+                return run_status.withheld(f"{metric} is undefined here (the aggregation gave {value})")
+            return finite_or_null(value) if isinstance(value, (dict, list)) else value
+        except Exception as error:  # noqa: BLE001 - one task's failure must cost only that task; recorded and exits 1
+            cause = root_cause(error)
+            message = " ".join(str(cause).split())
+            if isinstance(cause, FailedRunError):
+                failed_run.append(f"{type(cause).__name__}: {message}")
+                run_status.mark(task, run_status.FAILED, failed_run[0])
+                logger.error(f"{task}: {failed_run[0]} (the other tasks are scored; every results and samples file is written; the run exits 1)")
+                return run_status.withheld(failed_run[0])
+            reason = f"{metric} aggregation raised {type(cause).__name__}: {message}"
+            run_status.mark(task, run_status.FAILED, reason)
+            logger.opt(exception=error).error(f"{task}: {reason}; this figure is not computed, the others are kept; the run exits 1")
+            return run_status.withheld(reason)
+
+    return guarded
+
+
+def _withhold_all(task_output, note: str) -> None:
+    """Every figure of ``task_output`` reads ``note`` (its stderr ``"N/A"``); the document count is kept."""
+    for (metric, filter_key), items in task_output.sample_metrics.items():
+        task_output.agg_metrics[f"{metric},{filter_key}"] = note
+        task_output.agg_metrics[f"{metric}_stderr,{filter_key}"] = "N/A"
+        task_output.sample_len = len(items)
+
+
+
+
 def record_failures_on_other_tasks() -> None:
     """Write the failed generations of our models on other benchmarks' tasks into the results file.
 
     Such a task gets ``""`` for a failed document (it does not know our failure placeholder), so its own metrics
     cannot show the failures; the counts (:data:`lmms_eval_tasks.models.FAILED_ON_OTHER_TASKS`, summed over ranks)
     go under ``results["lmms_eval_audio_plugin"]["failed_generations"][<task>]`` = ``{"failed", "requests",
-    "first_error"}``, only when there are some. Wraps ``EvaluationTracker.save_results_aggregated``.
+    "first_error"}``, only when there are some. Also writes every task's status (failed or incomplete, with the
+    reasons: :func:`audio_bench_core.run_status.statuses`) under ``results["lmms_eval_audio_plugin"]["task_status"]``,
+    only when some task has one. Wraps ``EvaluationTracker.save_results_aggregated``.
     """
     from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
 
@@ -516,10 +664,13 @@ def record_failures_on_other_tasks() -> None:
 
     @functools.wraps(original)
     def save_results_aggregated(self, results, *args, **kwargs):
+        from audio_bench_core import run_status
         from lmms_eval_tasks.models import FAILED_ON_OTHER_TASKS
 
         if FAILED_ON_OTHER_TASKS and isinstance(results, dict):
             results.setdefault("lmms_eval_audio_plugin", {})["failed_generations"] = dict(FAILED_ON_OTHER_TASKS)
+        if run_status.statuses() and isinstance(results, dict):
+            results.setdefault("lmms_eval_audio_plugin", {})["task_status"] = run_status.statuses()
         return original(self, results, *args, **kwargs)
 
     save_results_aggregated._lmms_eval_audio_plugin_failures = True
@@ -607,6 +758,7 @@ def register():
         progress_bars_as_lines_in_logs,  # progress bars in a log file: short lines, not one line of redraws
         record_installed_lmms_eval_version,  # results name the lmms-eval that ran, not the enclosing clone's commit
         record_failures_on_other_tasks,  # our models' failed generations on other benchmarks' tasks, in the results file
+        guard_aggregations,  # one task's failed run or raising aggregation costs only that task (recorded; exit 1 after writing)
         anchor_our_data_files_on_older_lmms_eval,  # lmms-eval 0.7.2: our YAML's data_files against the YAML's folder
         register_judge_provider,  # our judge client as llm_judge provider "audio_judge" (a new name: other providers unchanged)
     )

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from loguru import logger
 
-from audio_bench_core.responses import SAMPLE_MAX_DEPTH, SAMPLE_TEXT_MAX_CHARS, valid_text
+from audio_bench_core.responses import SAMPLE_MAX_DEPTH, SAMPLE_TEXT_MAX_CHARS, samples_with_diagnostics_once, valid_text
 
 
 def _make_valid_in_place(value: object, counter: list[int]) -> object:
@@ -43,7 +43,8 @@ def write_results_as_valid_utf8() -> None:
     ``try`` that only logs "Could not save sample results": one response holding a lone surrogate leaves an empty
     samples file while the run exits 0. The logged ``resps``/``filtered_resps`` are the raw model output, which the
     hooks cannot change, so ``EvaluationTracker.save_results_samples`` and ``save_results_aggregated`` are wrapped
-    to pass their data through :func:`valid_text` first (with a warning counting the replacements). Called by
+    to pass their data through :func:`valid_text` first (with a warning counting the replacements). The samples writer
+    also writes each document's diagnostics record once (:func:`audio_bench_core.responses.samples_with_diagnostics_once`). Called by
     :func:`lmms_eval_tasks.plugin.register`; never raises (a missing writer is logged as an error).
     """
     try:
@@ -143,6 +144,7 @@ def _valid_utf8_writer(original, name: str, not_written: Sequence[str] = ()):
         except TypeError:
             return original(*args, **kwargs)  # lmms-eval's own error for a wrong call
         if name == "save_results_samples" and "samples" in bound.arguments:  # bounded first: the UTF-8 check dumps it all
+            bound.arguments["samples"] = samples_with_diagnostics_once(bound.arguments["samples"])  # the record once per document
             bound.arguments["samples"], cut = _bounded_samples(bound.arguments["samples"])
             if cut:
                 logger.warning(

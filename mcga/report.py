@@ -22,6 +22,8 @@ import json
 import sys
 from pathlib import Path
 
+from audio_bench_core.json_text import json_text
+from audio_bench_core.samples import per_document_values, samples_file_of
 from mcga.metrics import cross_modal_consistency
 
 CMC_TASKS = ("mcga_sqa", "mcga_su", "mcga_sr", "mcga_sqa_text", "mcga_su_text", "mcga_sr_text")
@@ -53,8 +55,11 @@ def run_time(results: dict, file: Path) -> str:
     return str(results.get("date") or file.name.split("_results.json")[0])
 
 
-def collect_mcga_results(files: list[Path], notes: list[str] | None = None) -> dict[str, dict]:
+def collect_mcga_results(files: list[Path], notes: list[str] | None = None, sources: dict | None = None) -> dict[str, dict]:
     """``{task: {metric: value}}`` for the ``mcga_*`` tasks in the files (filter suffix ``,none`` dropped).
+
+    ``sources``, when given, receives ``{task: (results file, (documents scored, documents in the data))}`` (the
+    counts from the results' ``n-samples``; ``None`` where absent).
 
     A task found in several files is taken from the newest run (:func:`run_time`); each such choice is
     appended to ``notes`` as one line naming the file used and the files left out.
@@ -83,6 +88,9 @@ def collect_mcga_results(files: list[Path], notes: list[str] | None = None) -> d
                 older.setdefault(task, []).append(origin[task][1])
             tasks[task] = {key.split(",")[0]: value for key, value in values.items() if "_stderr" not in key and key != "alias"}
             origin[task] = (when, file)
+            if sources is not None:
+                n = (results.get("n-samples") or {}).get(task) or {}
+                sources[task] = (file, (n.get("effective"), n.get("original")))
     if notes is not None:
         choices: dict[tuple, list[str]] = {}
         for task in sorted(older):
@@ -105,6 +113,101 @@ def cmc_from_results(tasks: dict[str, dict], strict: bool = False) -> float | No
         su=tasks["mcga_su"][accuracy], lu=tasks["mcga_su_text"][accuracy],
         sr=tasks["mcga_sr"][accuracy], lr=tasks["mcga_sr_text"][accuracy],
     )  # fmt: skip
+
+
+#: The three ratios of CMC (paper eq. 1): (label, audio task, text task, official metric, strict metric).
+CMC_PAIRS = (
+    ("SQA/QA", "mcga_sqa", "mcga_sqa_text", "f1_official", "f1_official"),
+    ("SU/LU", "mcga_su", "mcga_su_text", "acc_official", "acc_strict"),
+    ("SR/LR", "mcga_sr", "mcga_sr_text", "acc_official", "acc_strict"),
+)
+
+
+def cmc_over_shared_documents(tasks: dict[str, dict], per_document: dict[str, dict | None], counts: dict[str, tuple]) -> dict:
+    """CMC (paper eq. 1) over the documents both modes scored, official and strict, naming how many.
+
+    Each ratio compares the audio task with its text twin over the same documents: the ones both sides scored, matched
+    by document (the clip key) from the samples files. The official SQA F1 and the accuracies are means of
+    per-document values, so the mean over the matched documents is the score those documents get.
+
+    Args:
+        tasks: ``{task: {metric: value}}`` (:func:`collect_mcga_results`).
+        per_document: ``{task: {document: {metric: value}}}`` from the task's samples file
+            (:func:`audio_bench_core.samples.per_document_values`), or ``None`` for a task without one.
+        counts: ``{task: (documents scored, documents in the data)}`` from the results' ``n-samples`` (``None`` if unknown).
+
+    Returns:
+        ``{"cmc": percent | None, "cmc_strict": percent | None, "documents": {label: n | None}, "parts": [{label,
+        audio, text, audio_strict, text_strict, n}], "matched_by": "document" | "full data" | "unchecked", "error": reason | None}``.
+        With samples files on both sides, the documents are matched (``matched_by`` "document"). Without them, the
+        results' scores are used only when both sides scored their whole data (same rows: "full data") or when no
+        count is known ("unchecked", said in the note); otherwise CMC is refused (``error`` says why). Refused too when
+        a pair shares no document, or a text-mode score is 0.
+    """
+    out = {"cmc": None, "cmc_strict": None, "documents": {}, "parts": [], "matched_by": None, "error": None}
+    if not all(t in tasks for t in CMC_TASKS):
+        out["error"] = f"missing tasks {', '.join(t for t in CMC_TASKS if t not in tasks)} (run --tasks mcga_cmc)"
+        return out
+    matched_by = []
+    for label, audio_task, text_task, official, strict in CMC_PAIRS:
+        audio_docs, text_docs = per_document.get(audio_task), per_document.get(text_task)
+        part = {"label": label}
+        if audio_docs is not None and text_docs is not None:
+            shared = sorted(set(audio_docs) & set(text_docs))
+            for side, docs in (("audio", audio_docs), ("text", text_docs)):
+                for name, metric in (("", official), ("_strict", strict)):
+                    scored = [docs[d][metric] for d in shared if metric in docs[d] and all(metric in other[d] for other in (audio_docs, text_docs))]
+                    part[f"{side}{name}"] = sum(scored) / len(scored) if scored else None
+            part["n"] = sum(1 for d in shared if official in audio_docs[d] and official in text_docs[d])
+            part["scored"] = {audio_task: len(audio_docs), text_task: len(text_docs)}
+            matched_by.append("document")
+            if not part["n"]:
+                out["error"] = f"{audio_task} and {text_task} share no scored document ({len(audio_docs)} and {len(text_docs)} scored): CMC compares one set of documents in both modes"
+        else:
+            (audio_n, audio_all), (text_n, text_all) = counts.get(audio_task, (None, None)), counts.get(text_task, (None, None))
+            for side, task in (("audio", audio_task), ("text", text_task)):
+                part[side], part[f"{side}_strict"] = tasks[task].get(official), tasks[task].get(strict)
+            if None in (audio_n, text_n):
+                part["n"] = None
+                matched_by.append("unchecked")
+            elif audio_n == audio_all and text_n == text_all and audio_n == text_n:
+                part["n"] = audio_n
+                matched_by.append("full data")
+            else:
+                part["n"] = None
+                out["error"] = out["error"] or (
+                    f"{audio_task} scored {audio_n} of {audio_all} documents and {text_task} {text_n} of {text_all} (--limit?): CMC needs the same "
+                    "documents in both modes; run both with --log_samples (the documents are then matched) or over the same full data"
+                )
+                matched_by.append("refused")
+        out["parts"].append(part)
+        out["documents"][label] = part["n"]
+    out["matched_by"] = "document" if set(matched_by) == {"document"} else "unchecked" if "unchecked" in matched_by else "full data"
+    if out["error"]:
+        return out
+    values = {p["label"]: p for p in out["parts"]}
+    for key, suffix in (("cmc", ""), ("cmc_strict", "_strict")):
+        numbers = [values[label].get(f"{side}{suffix}") for label, *_ in CMC_PAIRS for side in ("audio", "text")]
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in numbers):
+            continue
+        try:
+            out[key] = cross_modal_consistency(*numbers)
+        except ValueError as error:  # a text-mode score of 0: the ratio is undefined
+            out["error"] = str(error)
+            out["cmc"] = out["cmc_strict"] = None
+            break
+    return out
+
+
+def cmc_documents_line(cmc: dict) -> str:
+    """One line naming the documents behind CMC: ``CMC over the documents both modes scored (matched by clip): SQA/QA 6,
+    SU/LU 5, SR/LR 4``, or what was not checked."""
+    counts = ", ".join(f"{label} {'?' if n is None else n}" for label, n in cmc["documents"].items())
+    if cmc["matched_by"] == "document":
+        return f"CMC over the documents both modes scored (matched by document, from the samples files): {counts}"
+    if cmc["matched_by"] == "full data":
+        return f"CMC over the full data of both modes (documents not matched one by one: no samples files): {counts}"
+    return "CMC: documents not checked (no samples files and no document counts in the results); run with --log_samples to match them"
 
 
 def breakdown_line(values: dict, group: str) -> str | None:
@@ -146,25 +249,25 @@ def scores_table(tasks: dict[str, dict]) -> tuple[str, list[str]]:
     return text_table(["task", "metric", "official", "strict", "also counted (not 0)"], rows), notes
 
 
-def cmc_table(tasks: dict[str, dict]) -> str | None:
-    """CMC (paper eq. 1) with its three ratios, official and strict; ``None`` when a task is missing."""
+def cmc_table(tasks: dict[str, dict], cmc: dict | None = None) -> str | None:
+    """CMC (paper eq. 1) with its three ratios, official and strict; ``None`` when a task is missing. ``cmc``: the
+    result of :func:`cmc_over_shared_documents` (default: computed from ``tasks`` alone, documents unchecked)."""
     from audio_bench_report.render import text_table
 
     if not all(t in tasks for t in CMC_TASKS):
         return None
+    cmc = cmc if cmc is not None else cmc_over_shared_documents(tasks, {}, {})
 
     def ratio(audio, text):
         return f"{audio / text:.3f}" if isinstance(audio, (int, float)) and isinstance(text, (int, float)) and text else "n/c"
 
+    labels = {"SQA/QA": "SQA/QA (F1)", "SU/LU": "SU/LU (accuracy)", "SR/LR": "SR/LR (accuracy)"}
     rows = []
-    for label, audio_task, text_task, official, strict in (("SQA/QA (F1)", "mcga_sqa", "mcga_sqa_text", "f1_official", "f1_official"),
-                                                           ("SU/LU (accuracy)", "mcga_su", "mcga_su_text", "acc_official", "acc_strict"),
-                                                           ("SR/LR (accuracy)", "mcga_sr", "mcga_sr_text", "acc_official", "acc_strict")):  # fmt: skip
-        audio, text = tasks[audio_task], tasks[text_task]
-        rows.append([label, _shown(audio.get(official)), _shown(text.get(official)), ratio(audio.get(official), text.get(official)),
-                     ratio(audio.get(strict), text.get(strict))])  # fmt: skip
-    cmc, strict = cmc_from_results(tasks), cmc_from_results(tasks, strict=True)
-    rows.append(["CMC = mean ratio × 100", "", "", _shown(cmc), _shown(strict)])
+    for part in cmc["parts"]:
+        rows.append([labels[part["label"]], _shown(part.get("audio")), _shown(part.get("text")), ratio(part.get("audio"), part.get("text")),
+                     ratio(part.get("audio_strict"), part.get("text_strict"))])  # fmt: skip
+    shown = (lambda value: "not computed" if cmc["error"] else _shown(value))
+    rows.append(["CMC = mean ratio × 100", "", "", shown(cmc["cmc"]), shown(cmc["cmc_strict"])])
     return text_table(["CMC (paper eq. 1)", "audio", "text", "ratio", "ratio, strict accuracies"], rows)
 
 
@@ -187,8 +290,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     args = parser.parse_args(argv)
     notes: list[str] = []
+    sources: dict = {}
     try:
-        tasks = collect_mcga_results(find_results_files(args.paths), notes)
+        tasks = collect_mcga_results(find_results_files(args.paths), notes, sources)
+        per_document = {}
+        for task in CMC_TASKS:
+            path = samples_file_of(sources[task][0], task) if task in sources else None
+            per_document[task] = per_document_values(path, ("f1_official", "acc_official", "acc_strict")) if path else None
     except (OSError, ValueError) as error:  # missing path, unreadable or ambiguous results: one line, exit 1
         print(f"mcga-report: {error}", file=sys.stderr)
         return 1
@@ -197,12 +305,15 @@ def main(argv: list[str] | None = None) -> int:
     if not tasks:
         print("no mcga_* task in these results", file=sys.stderr)
         return 1
-    try:
-        report = {"tasks": tasks, "cmc": cmc_from_results(tasks), "cmc_strict": cmc_from_results(tasks, strict=True)}
-    except ValueError as error:  # a text-mode score of 0: the ratio is undefined
-        report = {"tasks": tasks, "cmc": None, "cmc_strict": None, "cmc_error": str(error)}
+    cmc = cmc_over_shared_documents(tasks, per_document, {task: counts for task, (_, counts) in sources.items()})
+    missing = [t for t in CMC_TASKS if t not in tasks]
+    report = {"tasks": tasks, "cmc": cmc["cmc"], "cmc_strict": cmc["cmc_strict"]}
+    if not missing:
+        report["cmc_documents"], report["cmc_matched_by"] = cmc["documents"], cmc["matched_by"]
+        if cmc["error"]:
+            report["cmc_error"] = cmc["error"]
     if args.json:
-        print(json.dumps(report, ensure_ascii=False, indent=1))
+        print(json_text(report, indent=1))
         return 0
     table, reasons = scores_table(tasks)
     print(table)
@@ -213,18 +324,11 @@ def main(argv: list[str] | None = None) -> int:
         breakdown = breakdown_table(asr, group)
         if breakdown:
             print(f"\nmcga_asr: official CER by {group} (n = documents)\n{breakdown}")
-    try:
-        cmc = cmc_table(tasks)
-    except ValueError as error:
-        cmc = None
-        report["cmc_error"] = str(error)
-    if cmc is not None:
-        print(f"\n{cmc}")
-    elif report.get("cmc_error"):
-        print(f"\nCMC: not computed, {report['cmc_error']}")
-    else:
-        missing = [t for t in CMC_TASKS if t not in tasks]
+    if missing:
         print(f"\nCMC: not computed, missing tasks {', '.join(missing)} (run --tasks mcga_cmc)")
+        return 0
+    print(f"\n{cmc_table(tasks, cmc)}")
+    print(f"CMC: not computed, {cmc['error']}" if cmc["error"] else cmc_documents_line(cmc))
     return 0
 
 

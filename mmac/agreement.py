@@ -36,6 +36,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from audio_bench_core.json_text import json_text
 from mmac import data, judging, metrics
 from mmac.schema import DIMENSION_CATEGORY
 
@@ -202,6 +203,8 @@ def compare(judgments_by_rater: dict[str, dict], models: list[str]) -> dict:
     report["kendalls_w"] = metrics.kendalls_w(accuracy) if len(models) >= 3 and len(accuracy) >= 2 else None
     if report["kendalls_w"] is None:
         report["kendalls_w_note"] = "needs at least 3 models and 2 raters"
+    elif math.isnan(report["kendalls_w"]):  # JSON has no NaN: null and the reason
+        report["kendalls_w"], report["kendalls_w_note"] = None, "undefined: every rater gives every model the same score (all tied)"
     raters = list(judgments_by_rater)
     for i, a in enumerate(raters):
         for b in raters[i + 1 :]:
@@ -282,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     report["judge_provenance"] = provenance
     report["pairs_per_model"] = len(keys) // len(models)
     report["rubric_sha256_16"] = judging.rubric_sha256_16()
-    print(json.dumps(report, indent=1, ensure_ascii=False) if args.json else _format(report, models))
+    print(json_text(report, indent=1) if args.json else _format(report, models))
     return 0
 
 

@@ -24,6 +24,8 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from audio_bench_core.json_text import json_text
+
 _SAMPLES = re.compile(r"_samples_(?P<task>parsa_s2tt_[a-z_]+)\.jsonl$")
 
 
@@ -92,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         score = float(model.predict(triples, batch_size=args.batch_size, gpus=args.gpus, progress_bar=False).system_score) if triples else None
         report[task] = {"comet": score, "scored": len(triples), "excluded_or_refused": not_scored, "checkpoint": args.model,
                         "unbabel_comet": comet_version, "samples_file": str(file)}  # fmt: skip
-    json.dump(report, sys.stdout, ensure_ascii=False, indent=1)
+    print(json_text(report, indent=1), end="")  # valid JSON: a NaN is null with its reason
     print()
     return 0
 

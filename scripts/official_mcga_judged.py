@@ -88,4 +88,4 @@ def main(official_dir: str, runner: str) -> dict:
 if __name__ == "__main__":
     if len(sys.argv) != 3:
         sys.exit(__doc__)
-    print(json.dumps(main(*sys.argv[1:]), ensure_ascii=False, indent=1))
+    print(json.dumps(main(*sys.argv[1:]), ensure_ascii=False, indent=1, allow_nan=False))  # standalone: a NaN fails loudly, never written

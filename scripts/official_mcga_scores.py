@@ -98,4 +98,4 @@ def main(official_dir: str, rows: str, model: str) -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(*sys.argv[1:4]), ensure_ascii=False, indent=1))
+    print(json.dumps(main(*sys.argv[1:4]), ensure_ascii=False, indent=1, allow_nan=False))  # standalone: a NaN fails loudly, never written

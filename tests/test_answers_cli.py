@@ -161,7 +161,7 @@ def runs(tmp_path_factory, lmms_eval_cli):
 
 def _by_key(samples):
     """``{document key: logged sample}``; the key is the diagnostics record's ``id`` (MCGA's clip key, else the id)."""
-    return {s["failed_generations"]["id"]: s for s in samples}
+    return {s["diagnostics"]["id"]: s for s in samples}
 
 
 # ------------------------------------------------------------------------------------------- item 1, 2, 9: MCGA
@@ -177,10 +177,11 @@ def test_mcga_reads_the_answer_after_the_reasoning_and_scores_an_unfinished_one_
     assert asr["cer_strict"] == pytest.approx(100 * 23 / 397)
     assert (asr["unfinished_reasoning"], asr["empty_responses"]) == (1, 0)
     logged = _by_key(runs["first"]["samples"]["mcga_asr"])
-    assert logged["upload/espeak-m/asr_fu_01.wav"]["cer_official"]["output"] == "" and logged["upload/espeak-m/asr_fu_01.wav"]["unfinished_reasoning"]["unfinished_reasoning"]
+    assert logged["upload/espeak-m/asr_fu_01.wav"]["cer_official"]["output"] == "" and logged["upload/espeak-m/asr_fu_01.wav"]["diagnostics"]["unfinished_reasoning"]
+    assert logged["upload/espeak-m/asr_fu_01.wav"]["unfinished_reasoning"] == 1  # the counter: this document's count
     # the trace length is kept per document (Kimi's spelling: lmms-eval's default --reasoning_tags leaves it to us)
     kimi = MCGA_ASR["upload/espeak-m/asr_ci_01.wav"]
-    assert logged["upload/espeak-m/asr_ci_01.wav"]["failed_generations"]["reasoning_chars"] == kimi.index("◁/think▷") + len("◁/think▷")
+    assert logged["upload/espeak-m/asr_ci_01.wav"]["diagnostics"]["reasoning_chars"] == kimi.index("◁/think▷") + len("◁/think▷")
     # SU: retracted A -> B right; the question, the two answers and the cut-off draft are not answers (strict)
     assert su["acc_strict"] == pytest.approx(100 * 2 / 5) and su["acc_official"] == pytest.approx(100 * 4 / 5)
     assert (su["strict_parse_failures"], su["ambiguous_answers"], su["unfinished_reasoning"]) == (3, 1, 1)

@@ -366,3 +366,29 @@ def test_nfkc_as_nfc_of_nfkd_is_nfkc_on_every_code_point_and_combining_sequences
         assert responses.nfkc(character) == unicodedata.normalize("NFKC", character), hex(code)
     for text in _tricky_strings(50000):
         assert responses.nfkc(text) == unicodedata.normalize("NFKC", text), [hex(ord(c)) for c in text]
+
+
+# ------------------------------------------------------------------------------------------- samples file (issue 27 item 6)
+def test_the_samples_file_holds_each_documents_diagnostics_once_and_counters_that_sum_to_the_figures():
+    docs = mcga_docs("asr")  # 14 documents, 14 distinct clips in the shipped sample
+    answers = [REQUEST_FAILED, "", "<think>听一下", ASR_INSTRUCTION + "\ud800", "x" * (responses.SAMPLE_TEXT_MAX_CHARS + 1)] + ["同一个回答"] * (len(docs) - 5)
+    logged = [{"doc_id": i, "resps": [[a]], **mcga_hooks.mcga_process_results(doc, [a])} for i, (doc, a) in enumerate(zip(docs, answers))]
+    written = responses.samples_with_diagnostics_once(logged)
+    records = [s["failed_generations"] for s in logged]
+    assert all(isinstance(s["failed_generations"], dict) for s in logged)  # lmms-eval's objects unchanged (aggregations read them)
+    # by hand: doc 0 failed, 1 empty, 2 unfinished, 3 echo + 1 code point replaced, 4 long; docs 5-13 give one same
+    # answer: 9 of the 11 answered documents (82 % > 50 %, and > the gold share + 10 points)
+    expected = {"failed_generations": [0], "empty_responses": [1], "unfinished_reasoning": [2], "echoed_prompts": [3], "long_answers": [4],
+                "identical_answers": list(range(5, len(docs))), "placeholder_copies": [], "scoring_errors": []}  # fmt: skip
+    for metric, positions in expected.items():
+        assert [i for i, s in enumerate(written) if s[metric]] == positions, metric
+        assert sum(s[metric] for s in written) == getattr(responses, f"agg_{metric}")(records), metric
+    assert [s["invalid_text_replaced"] for s in written][:4] == [0, 0, 0, 1]
+    assert all(s["diagnostics"] is r and responses.diagnostics_of(s) is r for s, r in zip(written, records))
+    assert responses.diagnostics_of(logged[0]) is records[0]  # an earlier samples file: the copy under each counter
+    assert written[0]["cer_official"] is logged[0]["cer_official"]  # the scored metrics' per-document values as they were
+    # once, not nine times: the line is shorter by eight copies of the record, less nine one-digit counts and one key
+    before, now = (len(json.dumps(results_writer.bounded_for_samples(s), ensure_ascii=False)) for s in (logged[6], written[6]))
+    assert before - now == 8 * len(json.dumps(records[6], ensure_ascii=False)) - 9 - len(', "diagnostics": ')
+    other = [{"doc_id": 0, "wer": {"ref": "a", "hyp": "b"}}]
+    assert responses.samples_with_diagnostics_once(other) is other  # other benchmarks' samples: untouched

@@ -142,12 +142,39 @@ def test_parsa_echoes_placeholders_identical_labels_and_failures_are_counted(lmm
     assert emotion["emotion_01"] == ("anger", "gloss") and emotion["emotion_02"][0] == "fear" and emotion["emotion_03"][0] == "happiness"
 
 
-def test_a_mostly_failed_run_exits_non_zero_with_the_first_error(lmms_eval_cli, offline_env, tmp_path):
-    answers = {"parsa_gender": {**gold("gender"), "gender_01": REQUEST_FAILED, "gender_02": REQUEST_FAILED, "gender_04": ""}}
-    code, log, results, _ = run(lmms_eval_cli, offline_env, tmp_path, "parsa_gender", answers)
-    assert code != 0 and results is None
-    assert (
+def test_one_failed_task_costs_only_itself_and_every_file_is_written(lmms_eval_cli, offline_env, tmp_path):
+    """Issue 27 item 1: a failed run of one task (here two: every mcga_asr answer an unfinished reasoning block, and
+    parsa_gender mostly request failures) is marked failed with its figures withheld; parsa_vazn is scored; every
+    results and samples file is written; the run exits 1 after writing, the cause last."""
+    asr_rows = mcga_data.load_task_rows("asr", data_dir=mcga_data.SAMPLE_DATA_DIR)
+    answers = {
+        "mcga_asr": {row[mcga_data.DOC_KEY_FIELD]: "<think>\n这段音频读的是一首诗，我先听第一句，" for row in asr_rows},
+        "parsa_vazn": gold("vazn"),
+        "parsa_gender": {**gold("gender"), "gender_01": REQUEST_FAILED, "gender_02": REQUEST_FAILED, "gender_04": ""},
+    }
+    code, log, results, out = run(lmms_eval_cli, offline_env, tmp_path, ",".join(answers), answers)
+    assert code == 1 and results is not None, log[-4000:]
+    r = metrics_of(results)
+    assert r["parsa_vazn"]["accuracy"] == 1.0 and r["parsa_vazn"]["failed_generations"] == 0  # the good task keeps its scores
+    status = results["lmms_eval_audio_plugin"]["task_status"]
+    assert set(status) == {"mcga_asr", "parsa_gender"} and {s["status"] for s in status.values()} == {"failed"}
+    asr_reason = f"FailedRunError: mcga_asr: failed run: {len(asr_rows)} of {len(asr_rows)} responses (100.0%) are failed generations (0) or empty (0), unfinished reasoning ({len(asr_rows)})"
+    assert status["mcga_asr"]["reasons"][0].startswith(asr_reason)
+    # every figure of a failed task withheld, the reason beside it; the document count kept
+    for task in ("mcga_asr", "parsa_gender"):
+        figures = {k: v for k, v in r[task].items() if k not in ("alias", "samples") and "_stderr" not in k}
+        assert figures and all(v == f"not computed: {status[task]['reasons'][0]}" for v in figures.values()), (task, figures)
+    assert results["n-samples"]["mcga_asr"]["effective"] == len(asr_rows)
+    assert status["parsa_gender"]["reasons"][0].startswith(
         "FailedRunError: parsa_gender: failed run: 3 of 4 responses (75.0%) are failed generations (2) or empty (1), more than 50%"
-        in log
     )
-    assert "First error (document gender_01): request failed after 5 retries: Connection error." in log
+    assert "First error (document gender_01): request failed after 5 retries: Connection error." in status["parsa_gender"]["reasons"][0]
+    # every task's samples, the failed ones included (the answers that made them fail can be read)
+    for task, by_key in answers.items():
+        assert len(logged(out, task)) == len(by_key), task
+    assert all(s["diagnostics"]["unfinished_reasoning"] and s["unfinished_reasoning"] == 1 for s in logged(out, "mcga_asr"))
+    # the printed table shows it, then the causes come last
+    assert "not computed (1)" in log and "mcga_asr: failed run" in log
+    last = sorted(log.strip().splitlines()[-2:])
+    assert last[0].startswith("lmms-eval run failed: FailedRunError: mcga_asr: failed run:"), last
+    assert last[1].startswith("lmms-eval run failed: FailedRunError: parsa_gender: failed run: 3 of 4 responses"), last

@@ -50,7 +50,8 @@ class FailureAccounting:
     and count it as a failed generation, never as an answer. Other tasks (lmms-eval's built-in ones) would score it
     as text (librispeech: a transcript, WER > 100). So for them the answer is ``""`` and the failure is counted here:
     :meth:`close` logs the count per task, adds it to :data:`FAILED_ON_OTHER_TASKS` (written into the results file)
-    and raises :class:`audio_bench_core.responses.FailedRunError` when more than
+    and marks the task failed (:mod:`audio_bench_core.run_status`, a :class:`audio_bench_core.responses.FailedRunError`
+    message: its figures are withheld, the run exits 1 after writing) when more than
     :data:`audio_bench_core.responses.FAILED_RUN_SHARE` of a task's requests failed: the threshold our tasks use.
     """
 
@@ -74,14 +75,12 @@ class FailureAccounting:
         return ""
 
     def close(self, model) -> None:
-        """Sum the counts over ranks, log and record them; raise past the threshold.
-
-        Raises:
-            audio_bench_core.responses.FailedRunError: a task of another benchmark got more than
-                ``FAILED_RUN_SHARE`` failed generations (names the task, the counts and the first error).
-        """
+        """Sum the counts over ranks, log and record them; past the threshold, mark the task failed
+        (:func:`audio_bench_core.run_status.mark`, the message naming the task, the counts and the first error).
+        Never raises for a failed task: the other tasks of the run are still scored and written."""
         from loguru import logger
 
+        from audio_bench_core import run_status
         from audio_bench_core.responses import FAILED_RUN_SHARE, FailedRunError
 
         mine = {task: {"failed": self.failed.get(task, 0), "requests": n, "first_error": self.first_error.get(task)} for task, n in self.requests.items()}
@@ -101,11 +100,13 @@ class FailureAccounting:
             )
         for task, counts in failing.items():
             if counts["failed"] > FAILED_RUN_SHARE * counts["requests"]:
-                raise FailedRunError(
+                error = FailedRunError(
                     f"{task}: failed run: generation failed for {counts['failed']} of {counts['requests']} documents with --model {self.model_name} "
                     f"(more than {FAILED_RUN_SHARE:.0%}), so no score of this task means anything; fix the model and run again. "
                     f"First error: {counts['first_error']}"
                 )
+                logger.error(f"{error} (the task's figures are withheld; the other tasks are scored; the run exits 1 after writing)")
+                run_status.mark(task, run_status.FAILED, f"{type(error).__name__}: {error}")
         self.requests.clear(), self.failed.clear(), self.first_error.clear()
 
 
