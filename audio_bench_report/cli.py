@@ -59,7 +59,8 @@ def run_warnings(runs: list[Run], sections: list[Section]) -> list[str]:
         if "F" in marks:
             warnings.append(f"{run.label}: FAILED tasks (mark F): most outputs empty or failed. Do not report these numbers.")
         if "L" in marks or run.limit:
-            warnings.append(f"{run.label}: run with --limit {run.limit}: partial results, not comparable with full test-set numbers (mark L).")
+            how = f"run with --limit {run.limit}" if run.limit else "some tasks were run with --limit"  # a task's limit, not the run's
+            warnings.append(f"{run.label}: {how}: partial results, not comparable with full test-set numbers (mark L).")
         if "S" in marks:
             warnings.append(f"{run.label}: some tasks ran on fewer documents than the full test set, e.g. the shipped sample (mark S).")
         if run.notes:
