@@ -46,6 +46,8 @@ bench: setup
 	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.startup
 	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.replay_full
 	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.embedded_model
+	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.compare_speed
+	PYTHONPATH=$(CURDIR) $(OFFLINE) $(BIN)/python -m bench.samples_size
 
 clean:
 	rm -rf $(VENV) out
