@@ -112,6 +112,7 @@ def judge_task(
     config: JudgeConfig | None = None,
     *,
     strict_score: ScoreFunction | Mapping[str, ScoreFunction] | None = None,
+    client: Callable[[JudgeConfig], Judge] | None = None,
 ) -> JudgedTask | str:
     """Judge every item of a task on every dimension, once per process for the same items and settings.
 
@@ -134,6 +135,10 @@ def judge_task(
         strict_score: optional, keyword-only: a second, stricter reading of the same replies (same forms as
             ``score_from_reply``); it decides nothing about caching or asking again. Its values and failures are
             :attr:`JudgedDimension.strict`.
+        client: optional, keyword-only: ``config -> judge client`` making the calls of the pass (default
+            :class:`Judge` itself); anything with :class:`Judge`'s ``complete_many``, ``request_params`` and
+            ``provenance``. Our tasks pass :class:`lmms_eval_tasks.judge_provider.LlmJudgeClient`, which reaches the same
+            client through lmms-eval's ``llm_judge`` provider and its ``Request``/``Response`` types.
 
     Returns:
         The :class:`JudgedTask`, or a one-line "not computed: ..." reason: no judge configured, a bad
@@ -155,7 +160,7 @@ def judge_task(
     if memo_key in _PASSES:
         return _PASSES[memo_key]
     try:
-        result: JudgedTask | str = _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes, config, strict_score)
+        result: JudgedTask | str = _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes, config, strict_score, client or Judge)
     except Exception as error:  # noqa: BLE001 - any judge error costs only the judged metrics, never the run
         result = f"not computed: the judge failed ({type(error).__name__}: {scrub(error, config, limit=1000)})"
         # The traceback as masked text: a logger's own traceback rendering may print local variables (the key among them).
@@ -174,11 +179,11 @@ def _bound(function: ScoreFunction, item: dict) -> ScoreFunction:
     return partial(function, item=item) if takes_item else function
 
 
-def _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes, config, strict_score) -> JudgedTask:
+def _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes, config, strict_score, client) -> JudgedTask:
     def per_dimension(function, dimension):
         return function[dimension] if isinstance(function, Mapping) else function
 
-    judge = Judge(config)
+    judge = client(config)
     planned = [(item, dimension, request) for item in items for dimension, request in requests_for_item(item).items()]
     readers = [_bound(per_dimension(score_from_reply, dimension), item) for item, dimension, _ in planned]
     replies = judge.complete_many([request for _, _, request in planned], description=f"judge {task}", validate=[validator(read) for read in readers])

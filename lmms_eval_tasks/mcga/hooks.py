@@ -17,6 +17,7 @@ from functools import partial
 from audio_bench_core import judge, responses
 from audio_bench_core.audio import DEFAULT_MAX_SECONDS, audio_for_model
 from audio_bench_core.data_identity import DocsLoader
+from lmms_eval_tasks.judge_provider import LlmJudgeClient
 from mcga import data, judging, metrics, prompts
 
 TASK_FIELD, MODE_FIELD = "mcga_task", "mcga_mode"
@@ -282,12 +283,14 @@ _SEC_STRICT = {name: partial(judging.sec_judge_score, name) for name in judging.
 def _judged(task: str, items: list[dict]) -> judge.JudgedTask | str:
     """The task's judge pass: the official-compatible readings decide what is cached and asked again
     (:func:`mcga.judging.official_s2tt_judge_score`, :func:`mcga.judging.official_sec_judge_score`); the strict
-    readings (:func:`mcga.judging.s2tt_judge_score`, :func:`mcga.judging.sec_judge_score`) go beside them."""
+    readings (:func:`mcga.judging.s2tt_judge_score`, :func:`mcga.judging.sec_judge_score`) go beside them. The calls go
+    through lmms-eval's ``llm_judge`` (the ``audio_judge`` provider)."""
     if task == "s2tt":
         return judge.judge_task(
-            "mcga_s2tt", items, _s2tt_requests, judging.official_s2tt_judge_score, judging.judge_prompt_hashes("s2tt"), strict_score=judging.s2tt_judge_score
+            "mcga_s2tt", items, _s2tt_requests, judging.official_s2tt_judge_score, judging.judge_prompt_hashes("s2tt"),
+            strict_score=judging.s2tt_judge_score, client=LlmJudgeClient,
         )
-    return judge.judge_task("mcga_sec", items, _sec_requests, _SEC_OFFICIAL, judging.judge_prompt_hashes("sec"), strict_score=_SEC_STRICT)
+    return judge.judge_task("mcga_sec", items, _sec_requests, _SEC_OFFICIAL, judging.judge_prompt_hashes("sec"), strict_score=_SEC_STRICT, client=LlmJudgeClient)
 
 
 def _task_of(items: list[dict]) -> str:

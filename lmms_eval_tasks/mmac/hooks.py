@@ -21,6 +21,7 @@ from audio_bench_core import judge
 from audio_bench_core.audio import audio_for_model
 from audio_bench_core.data_identity import DocsLoader
 from audio_bench_core import responses
+from lmms_eval_tasks.judge_provider import LlmJudgeClient
 from mmac import data, judging, metrics, schema
 
 _KEY_SEPARATOR = "|"  # judge_task metric key: "<dimension>|<caption-length bucket>"
@@ -140,7 +141,7 @@ def _score_functions(items: list[dict]) -> dict[str, partial]:
 
 
 def _judged(items: list[dict]) -> judge.JudgedTask | str:
-    return judge.judge_task(items[0]["task"], items, _requests, _score_functions(items), {"mmac_rubric": judging.rubric_sha256_16()})
+    return judge.judge_task(items[0]["task"], items, _requests, _score_functions(items), {"mmac_rubric": judging.rubric_sha256_16()}, client=LlmJudgeClient)
 
 
 def _outcomes(items: list[dict], judged: judge.JudgedTask) -> tuple[list[metrics.Outcome], dict]:
