@@ -108,9 +108,10 @@ def test_cer_interval_and_p_come_from_resampling_whole_text_clusters(runs):
     def cer(items, docs):
         return mcga_metrics.official_cer_percent([items[d]["ref"] for d in docs], [items[d]["output"] for d in docs])
 
-    rng = np.random.default_rng(7)  # cer_official is the task's first measure: seed + 0
-    draws = rng.integers(0, len(ids), size=(RESAMPLES, len(ids)))
-    swaps = rng.random((RESAMPLES, len(ids))) < 0.5
+    # cer_official is the task's first measure group: seed + 0; stats.resample_differences' streams (its docstring)
+    boot_seed, perm_seed = np.random.SeedSequence(7).spawn(2)
+    draws = np.random.default_rng(boot_seed).integers(0, len(ids), size=(RESAMPLES, len(ids)))
+    swaps = np.random.default_rng(perm_seed).integers(0, 2, size=(RESAMPLES, len(ids)), dtype=bool)
     boot, perm = [], []
     for draw, swap in zip(draws, swaps):
         docs = [d for cluster in draw for d in members[cluster]]
@@ -207,5 +208,80 @@ def test_vectorised_chrf_equals_sacrebleu_on_random_sentences():
     for _ in range(30):
         chosen = rng.integers(0, 40, int(rng.integers(1, 40)))
         total = stats_[chosen].sum(0)
-        assert cmp.chrf_from_sums(total)[0] == pytest.approx(metric._compute_score_from_stats(list(total)).score, abs=1e-9)
+        assert cmp.chrf_from_sums(total)[0] == metric._compute_score_from_stats(list(total)).score  # sacrebleu's operations, in its order
     assert cmp.chrf_from_sums(np.zeros(24))[0] == metric._compute_score_from_stats([0] * 24).score == 0.0
+
+
+def _sentences(seed: int, n: int) -> tuple[list[str], list[str], list[str]]:
+    """Random references and two systems' hypotheses over a small vocabulary; B keeps ~85 % of A's sentences."""
+    rng = np.random.default_rng(seed)
+    words = ["the", "moon", "light", "gleams", "frost", "ground", "x", "on", "a", ""]
+    refs = [" ".join(rng.choice(words, int(rng.integers(1, 12)))) for _ in range(n)]
+    hyps_a = [" ".join(rng.choice(words, int(rng.integers(0, 12)))) for _ in range(n)]
+    hyps_b = [h if rng.random() < 0.85 else " ".join(rng.choice(words, int(rng.integers(0, 12)))) for h in hyps_a]
+    return refs, hyps_a, hyps_b
+
+
+def test_vectorised_bleu_equals_sacrebleu_on_random_sentences():
+    refs, hyps, _ = _sentences(6, 60)
+    metric = cmp._sacrebleu_metric("bleu")
+    stats_ = np.array(metric._extract_corpus_statistics(hyps, [refs]), float)
+    rng = np.random.default_rng(8)
+    for _ in range(200):
+        total = stats_[rng.integers(0, 60, int(rng.integers(1, 60)))].sum(0)
+        assert cmp.bleu_from_sums(total)[0] == pytest.approx(metric._compute_score_from_stats(list(total)).score, rel=1e-12, abs=1e-9)
+    # the edge cases: nothing matches (0), a zero-match order (exp smoothing), no 4-grams at all, an empty hypothesis side (BP 0)
+    for row in ([0, 5, 0, 0, 0, 0, 0, 0, 0, 0], [9, 10, 6, 2, 0, 0, 9, 8, 7, 6], [3, 3, 3, 1, 0, 0, 3, 2, 1, 0], [12, 9, 8, 4, 2, 1, 12, 11, 10, 9]):
+        assert cmp.bleu_from_sums(np.array(row, float))[0] == pytest.approx(metric._compute_score_from_stats(list(row)).score, rel=1e-12, abs=1e-9)
+
+
+@pytest.mark.parametrize("name", ["chrf_pp", "bleu"])
+def test_approximate_randomisation_p_equals_sacrebleu_paired_test(name, monkeypatch):
+    """Reference: sacrebleu's own PairedTest(test_type="ar") on the same texts (its seed, 12345 by default). Ours draws
+    the same selections (chunks of multiples of 32 draws) and scores them vectorised: the p-values are equal, also
+    when the draws come in many small chunks."""
+    from sacrebleu.significance import PairedTest
+
+    refs, hyps_a, hyps_b = _sentences(5, 77)
+    measure = cmp.Measure(name, "official", "", "0-100", cmp._sacrebleu_parts(name, cmp._mcga_texts), cmp._sacrebleu_value(name), sacrebleu=(name, cmp._mcga_texts))
+    values_a = [{"translation": h, "reference": r} for h, r in zip(hyps_a, refs)]
+    values_b = [{"translation": h, "reference": r} for h, r in zip(hyps_b, refs)]
+    for resamples in (1000, 999):
+        _, scores = PairedTest([("A", hyps_a), ("B", hyps_b)], {name: cmp._sacrebleu_metric(name)}, [refs], test_type="ar", n_samples=resamples)()
+        [key] = [k for k in scores if k != "System"]
+        expected = scores[key][1].p_value
+        assert 0.05 < expected < 0.95  # a case where the count of larger differences matters, not the floor 1/(R+1)
+        assert cmp._sacrebleu_p(measure, values_a, values_b, resamples) == expected
+        monkeypatch.setattr(stats, "CHUNK_ELEMENTS", 100)  # 32 resamples per chunk
+        assert cmp._sacrebleu_p(measure, values_a, values_b, resamples) == expected
+        monkeypatch.undo()
+
+
+def test_resampled_medians_and_sums_equal_a_loop_over_the_same_draws(monkeypatch):
+    """Reference: the draws of stats.resample_differences' docstring, each resample's figures recomputed with
+    np.nanmedian / the summed parts of the drawn documents; the same in any chunking."""
+    rng = np.random.default_rng(1)
+    n, resamples = 53, 300
+    va, vb = rng.random(n), rng.random(n)
+    va[rng.random(n) < 0.2] = np.nan  # documents out of the figure (PARSA's non-scored items)
+    vb[rng.random(n) < 0.2] = np.nan
+    va[:5], vb[3:8] = 0.5, 0.5  # ties
+    pa, pb = rng.integers(0, 5, (n, 2)).astype(float), rng.integers(0, 5, (n, 2)).astype(float)
+    pa[:, 1] += 5
+    pb[:, 1] += 5
+    ratio = cmp._ratio(1.0)
+    boot_seed, perm_seed = np.random.SeedSequence(3).spawn(2)
+    index = np.random.default_rng(boot_seed).integers(0, n, (resamples, n))
+    swaps = np.random.default_rng(perm_seed).integers(0, 2, (resamples, n), dtype=bool)
+    expected = [
+        [np.nanmedian(vb[i]) - np.nanmedian(va[i]) for i in index],
+        [np.nanmedian(np.where(w, va, vb)) - np.nanmedian(np.where(w, vb, va)) for w in swaps],
+        [ratio(pb[i].sum(0)) - ratio(pa[i].sum(0)) for i in index],
+        [ratio(np.where(w[:, None], pa, pb).sum(0)) - ratio(np.where(w[:, None], pb, pa).sum(0)) for w in swaps],
+    ]
+    for chunk in (stats.CHUNK_ELEMENTS, 32 * n, 100):
+        monkeypatch.setattr(stats, "CHUNK_ELEMENTS", chunk)
+        (boot_median, perm_median), (boot_sum, perm_sum) = stats.resample_differences(
+            [stats.Figure(va[:, None], vb[:, None], median=True), stats.Figure(pa, pb, ratio)], None, resamples, 3)
+        assert np.array_equal(boot_median, expected[0], equal_nan=True) and np.array_equal(perm_median, expected[1], equal_nan=True)
+        assert boot_sum == pytest.approx(expected[2], abs=1e-12) and perm_sum == pytest.approx(expected[3], abs=1e-12)
