@@ -92,40 +92,67 @@ def chunk_rows(n: int, resamples: int) -> int:
     return max(1, min(resamples, max(32, CHUNK_ELEMENTS // max(n, 1) // 32 * 32)))
 
 
-def _bootstrap_counts(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
-    """``(rows, n)`` integer counts: how often each unit is drawn in each of ``rows`` bootstrap resamples
-    (``rng.integers(0, n, (rows, n))``, n draws with replacement per resample)."""
-    index = rng.integers(0, n, size=(rows, n))
-    index += (np.arange(rows) * n)[:, None]
-    return np.bincount(index.ravel(), minlength=rows * n).reshape(rows, n)
+def _one_blas_thread():
+    """One BLAS thread while resampling (``threadpoolctl``, a scikit-learn dependency; a no-op without it): the
+    products here are small and memory-bound, and a second BLAS thread that spins while the other core is busy made
+    a comparison 2-3x slower on a loaded 2-core machine (bench/README.md)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - installed with scikit-learn
+        from contextlib import nullcontext
+
+        return nullcontext()
+    return threadpool_limits(1, user_api="blas")
 
 
-def _weighted_medians(sorted_values: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Medians of ``(rows, m)`` integer multiplicities over ``(m,)`` ascending values, as ``np.median`` of each row's
-    multiset (the mean of the two middle values for an even count; ``nan`` for an empty row), without sorting."""
-    rows, m = weights.shape
-    if m == 0:
-        return np.full(rows, np.nan)
-    cumulative = np.cumsum(weights, axis=1, dtype=np.int64)
-    total = cumulative[:, -1]
-    step = int(total.max()) + 1  # each row's running counts lie in [0, step): offset rows so the flat array is sorted
-    offsets = np.arange(rows, dtype=np.int64) * step
-    flat = (cumulative + offsets[:, None]).ravel()
-
-    def value_at(rank):  # the value of 0-based rank ``rank`` of each row's multiset
-        position = np.searchsorted(flat, rank + offsets, side="right") - np.arange(rows) * m
-        return sorted_values[np.clip(position, 0, m - 1)]
-
-    medians = (value_at((total - 1) // 2) + value_at(total // 2)) / 2
-    return np.where(total > 0, medians, np.nan)
+def _bootstrap_counts(index: np.ndarray) -> np.ndarray:
+    """``(rows, n)`` integer counts from ``(rows, n)`` draws: how often each unit is in each bootstrap resample."""
+    rows, n = index.shape
+    flat = index + (np.arange(rows) * n)[:, None]
+    return np.bincount(flat.ravel(), minlength=rows * n).reshape(rows, n)
 
 
-def _median_sorter(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(positions, ascending values)`` of the non-``nan`` entries of the concatenated columns."""
-    values = np.concatenate(columns)
+def _operand(matrix: np.ndarray | None):
+    """The right operand of ``left @ matrix`` for :func:`_times`: ``matrix`` itself, or, where it is mostly zeros
+    (per-class one-hot parts: PARSA intent has 60 classes, 3 columns each), a ``scipy.sparse`` CSR copy of its
+    transpose, whose product costs one pass per nonzero instead of one per entry."""
+    if matrix is None or matrix.shape[1] < 64 or 8 * np.count_nonzero(matrix) >= matrix.size:
+        return matrix
+    from scipy.sparse import csr_array
+
+    return csr_array(matrix.T)
+
+
+def _times(left: np.ndarray, operand) -> np.ndarray:
+    """``left @ matrix`` for an :func:`_operand` (the same sums: integer-valued parts add exactly in any order)."""
+    return left @ operand if isinstance(operand, np.ndarray) else (operand @ left.T).T
+
+
+def _median_ranks(values_a: np.ndarray, values_b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(ranks of A's values, ranks of B's values, the values in ascending order)``: each document's two values
+    ranked in their joint ascending order (int32); ``nan`` (not in the figure) ranks ``len(values)``, after all."""
+    values = np.concatenate([values_a, values_b])
     valid = np.flatnonzero(~np.isnan(values))
     order = valid[np.argsort(values[valid], kind="stable")]
-    return order, values[order]
+    ranks = np.full(len(values), len(order), np.int32)
+    ranks[order] = np.arange(len(order), dtype=np.int32)
+    return ranks[: len(values_a)], ranks[len(values_a) :], values[order]
+
+
+def _rank_medians(ranks: np.ndarray, sorted_values: np.ndarray) -> np.ndarray:
+    """Per row of ``(rows, n)`` ranks into ``sorted_values``: the median of the values those ranks name, leaving
+    out rank ``len(sorted_values)`` (``nan``), as ``np.nanmedian`` of the row's values (the mean of the two middle
+    values for an even count, ``nan`` when none is left). Sorting ranks (small integers) instead of values: numpy's
+    integer sort is several times faster than its float sort or partition."""
+    m = len(sorted_values)
+    if m == 0:
+        return np.full(len(ranks), np.nan)
+    ordered = np.sort(ranks, axis=1)
+    total = np.count_nonzero(ranks < m, axis=1)
+    low = np.take_along_axis(ordered, np.maximum((total - 1) // 2, 0)[:, None], axis=1)[:, 0]
+    high = np.take_along_axis(ordered, (total // 2)[:, None], axis=1)[:, 0]
+    medians = (sorted_values[np.minimum(low, m - 1)] + sorted_values[np.minimum(high, m - 1)]) / 2
+    return np.where(total > 0, medians, np.nan)
 
 
 def resample_differences(figures: list[Figure], clusters: np.ndarray | None, resamples: int, seed: int, permute: list[bool] | None = None
@@ -144,7 +171,7 @@ def resample_differences(figures: list[Figure], clusters: np.ndarray | None, res
     unit), drawn in chunks of :func:`chunk_rows` resamples; the draws, hence the results, do not depend on the
     chunking. Per chunk, every sum figure is one matrix product (``counts @ parts`` for the bootstrap, ``swaps @
     (B - A)`` for the permutation) over the stacked parts of all figures; a median is read from the cumulative
-    counts over the values sorted once (:func:`_weighted_medians`), equal to ``np.nanmedian`` of the resample.
+    ranks of the values, ranked once (:func:`_rank_medians`), equal to ``np.nanmedian`` of the resample.
 
     Raises:
         ValueError: a median figure with clusters.
@@ -158,7 +185,7 @@ def resample_differences(figures: list[Figure], clusters: np.ndarray | None, res
     for number, figure in enumerate(figures):
         pa, pb = figure.parts_a, figure.parts_b
         if figure.median:
-            medians[number] = (_median_sorter(pa[:, 0]), _median_sorter(pb[:, 0]), _median_sorter(pa[:, 0], pb[:, 0]) if permute[number] else None)
+            medians[number] = _median_ranks(pa[:, 0], pb[:, 0])
             continue
         if clusters is not None:
             pa, pb = _cluster_sums(pa, clusters), _cluster_sums(pb, clusters)
@@ -169,36 +196,36 @@ def resample_differences(figures: list[Figure], clusters: np.ndarray | None, res
             deltas.append(pb - pa)
         width += 2 * k
     n = len(figures[0].parts_a) if clusters is None else int(clusters.max()) + 1
-    stacked = np.hstack(sums) if sums else None
-    delta = np.hstack(deltas) if deltas else None
-    need_swaps = any(permute[i] for i in range(len(figures)))
+    stacked = _operand(np.hstack(sums)) if sums else None
+    delta = _operand(np.hstack(deltas)) if deltas else None
     boot = [np.empty(resamples) for _ in figures]
     perm = [np.empty(resamples) if permute[i] else None for i in range(len(figures))]
+    need_swaps = any(permute)
     rows = chunk_rows(n, resamples)
-    for start in range(0, resamples, rows):
-        chunk = slice(start, min(start + rows, resamples))
-        size = chunk.stop - chunk.start
-        counts = _bootstrap_counts(boot_rng, size, n)
-        swaps = perm_rng.integers(0, 2, size=(size, n), dtype=bool) if need_swaps else None
-        drawn = counts.astype(float) @ stacked if stacked is not None else None
-        moved = swaps.astype(float) @ delta if delta is not None else None  # what swapping those units moves from B to A
-        moved_at = 0
-        for number, figure in enumerate(figures):
-            if figure.median:
-                (order_a, sorted_a), (order_b, sorted_b), both = medians[number]
-                boot[number][chunk] = _weighted_medians(sorted_b, counts[:, order_b]) - _weighted_medians(sorted_a, counts[:, order_a])
-                if both is not None:
-                    order, values = both
-                    to_b = np.concatenate([swaps, ~swaps], axis=1)[:, order]  # B's side holds A's value where swapped
-                    perm[number][chunk] = _weighted_medians(values, to_b) - _weighted_medians(values, ~to_b)
-                continue
-            in_a, in_b, sum_a, sum_b = columns[number]
-            boot[number][chunk] = figure.value(drawn[:, in_b]) - figure.value(drawn[:, in_a])
-            if permute[number]:
-                k = sum_a.shape[0]
-                shift = moved[:, moved_at : moved_at + k]
-                moved_at += k
-                perm[number][chunk] = figure.value(sum_b - shift) - figure.value(sum_a + shift)
+    with _one_blas_thread():
+        for start in range(0, resamples, rows):
+            chunk = slice(start, min(start + rows, resamples))
+            size = chunk.stop - chunk.start
+            index = boot_rng.integers(0, n, size=(size, n))
+            swaps = perm_rng.integers(0, 2, size=(size, n), dtype=bool) if need_swaps else None
+            drawn = _times(_bootstrap_counts(index).astype(float), stacked) if stacked is not None else None
+            moved = _times(swaps.astype(float), delta) if delta is not None else None  # what swapping those units moves from B to A
+            moved_at = 0
+            for number, figure in enumerate(figures):
+                if figure.median:
+                    ranks_a, ranks_b, values = medians[number]
+                    boot[number][chunk] = _rank_medians(ranks_b[index], values) - _rank_medians(ranks_a[index], values)
+                    if permute[number]:  # B's side holds A's value where swapped
+                        perm[number][chunk] = _rank_medians(np.where(swaps, ranks_a, ranks_b), values) - _rank_medians(np.where(swaps, ranks_b, ranks_a), values)
+                    continue
+                in_a, in_b, sum_a, sum_b = columns[number]
+                boot[number][chunk] = figure.value(drawn[:, in_b]) - figure.value(drawn[:, in_a])
+                if permute[number]:
+                    k = sum_a.shape[0]
+                    shift = moved[:, moved_at : moved_at + k]
+                    moved_at += k
+                    perm[number][chunk] = figure.value(sum_b - shift) - figure.value(sum_a + shift)
+            del index, swaps, drawn, moved  # before the next chunk's draws: one chunk in memory at a time
     return list(zip(boot, perm))
 
 
@@ -233,12 +260,14 @@ def approximate_randomisation_p(figure: Figure, resamples: int, seed: int | None
     delta = pa - pb
     larger = 0
     rows = chunk_rows(n, resamples)
-    for start in range(0, resamples, rows):
-        size = min(rows, resamples - start)
-        selected = rng.integers(2, size=(size, n), dtype=bool)
-        shuffled_a = sum_b + selected.astype(float) @ delta  # pos_sel @ A + neg_sel @ B
-        shuffled_b = sum_a + sum_b - shuffled_a
-        larger += int(np.sum(np.abs(figure.value(shuffled_a) - figure.value(shuffled_b)) > observed))
+    with _one_blas_thread():
+        for start in range(0, resamples, rows):
+            size = min(rows, resamples - start)
+            selected = rng.integers(2, size=(size, n), dtype=bool)
+            shuffled_a = sum_b + selected.astype(float) @ delta  # pos_sel @ A + neg_sel @ B
+            shuffled_b = sum_a + sum_b - shuffled_a
+            larger += int(np.sum(np.abs(figure.value(shuffled_a) - figure.value(shuffled_b)) > observed))
+            del selected, shuffled_a, shuffled_b
     return (larger + 1) / (resamples + 1)
 
 
