@@ -55,7 +55,9 @@ class Measure:
     Attributes:
         metric: the results key (``cer_official``); reading: ``official`` or ``strict``; partner: the other reading.
         unit: shown unit (``percent``, ``fraction``, ``0-100``); lower_is_better: CER/WER.
-        parts: ``parts(values) -> (n, k)`` array from the per-document values (one per paired document).
+        parts: ``parts(values) -> (n, k)`` array from the per-document values (one row per document, from that
+            document's value alone; columns may depend on the set of values, e.g. PARSA's classes: it is called once
+            on both runs' values together, so a column means the same in both).
         value: ``(R, k)`` sums -> ``(R,)`` figures; median: the figure is a median of per-document values.
         binary: per-document 0/1 outcomes (exact McNemar); sacrebleu: ``(metric factory, texts(values) ->
         (hyps, refs))`` for sacrebleu's paired test.
@@ -459,7 +461,9 @@ def _compare_task(task: str, docs_a: TaskDocs, docs_b: TaskDocs, resamples: int,
             continue
         values_a = [headline_value(docs_a.samples[d], measure.metric) for d in usable]
         values_b = [headline_value(docs_b.samples[d], measure.metric) for d in usable]
-        figure = stats.Figure(measure.parts(values_a), measure.parts(values_b), measure.value, measure.median)
+        # one call over both runs: columns chosen from the values (PARSA's classes) then mean the same in A and B
+        parts = measure.parts(values_a + values_b)
+        figure = stats.Figure(parts[: len(values_a)], parts[len(values_a) :], measure.value, measure.median)
         prepared.append((measure, tuple(usable), values_a, values_b, figure))
     rows = []
     groups: dict[tuple, list] = {}  # measures over the same documents share their resamples

@@ -259,7 +259,10 @@ def test_approximate_randomisation_p_equals_sacrebleu_paired_test(name, monkeypa
 
 def test_resampled_medians_and_sums_equal_a_loop_over_the_same_draws(monkeypatch):
     """Reference: the draws of stats.resample_differences' docstring, each resample's figures recomputed with
-    np.nanmedian / the summed parts of the drawn documents; the same in any chunking."""
+    np.nanmedian / from the summed parts of the drawn (or swapped) documents; the same in any chunking. The third
+    figure is PARSA intent's macro-F1 (60 classes, one-hot parts: the sparse product)."""
+    from parsa.tasks import get_task
+
     rng = np.random.default_rng(1)
     n, resamples = 53, 300
     va, vb = rng.random(n), rng.random(n)
@@ -270,18 +273,67 @@ def test_resampled_medians_and_sums_equal_a_loop_over_the_same_draws(monkeypatch
     pa[:, 1] += 5
     pb[:, 1] += 5
     ratio = cmp._ratio(1.0)
+    labels = list(get_task("intent").labels)
+    gold = [str(rng.choice(labels)) for _ in range(n)]
+
+    def records():
+        out = []
+        for number, g in enumerate(gold):
+            status = "scored" if rng.random() < 0.9 else "excluded"
+            predicted = g if rng.random() < 0.5 else str(rng.choice(labels))
+            out.append({"task": "intent", "id": str(number), "status": status, "reason": "", "gold": g, "prediction": predicted if status == "scored" else None,
+                        "correct": g == predicted if status == "scored" else None, "out_of_set": None})  # fmt: skip
+        return out
+
+    [macro] = [m for m in cmp.measures_for("parsa_intent") if m.metric == "macro_f1_strict"]
+    both = macro.parts(records() + records())  # the two runs' parts in one call share their class columns, as compare_task does
+    ma, mb = both[:n], both[n:]
+    assert not isinstance(stats._operand(np.hstack([pa, pb, ma, mb])), np.ndarray)  # sparse
     boot_seed, perm_seed = np.random.SeedSequence(3).spawn(2)
     index = np.random.default_rng(boot_seed).integers(0, n, (resamples, n))
     swaps = np.random.default_rng(perm_seed).integers(0, 2, (resamples, n), dtype=bool)
-    expected = [
-        [np.nanmedian(vb[i]) - np.nanmedian(va[i]) for i in index],
-        [np.nanmedian(np.where(w, va, vb)) - np.nanmedian(np.where(w, vb, va)) for w in swaps],
-        [ratio(pb[i].sum(0)) - ratio(pa[i].sum(0)) for i in index],
-        [ratio(np.where(w[:, None], pa, pb).sum(0)) - ratio(np.where(w[:, None], pb, pa).sum(0)) for w in swaps],
-    ]
+
+    def summed(value, a, b):
+        boot = [value(b[i].sum(0)[None])[0] - value(a[i].sum(0)[None])[0] for i in index]
+        perm = [value(np.where(w[:, None], a, b).sum(0)[None])[0] - value(np.where(w[:, None], b, a).sum(0)[None])[0] for w in swaps]
+        return boot, perm
+
+    expected_median = ([np.nanmedian(vb[i]) - np.nanmedian(va[i]) for i in index],
+                       [np.nanmedian(np.where(w, va, vb)) - np.nanmedian(np.where(w, vb, va)) for w in swaps])  # fmt: skip
+    expected = [summed(ratio, pa, pb), summed(macro.value, ma, mb)]
     for chunk in (stats.CHUNK_ELEMENTS, 32 * n, 100):
         monkeypatch.setattr(stats, "CHUNK_ELEMENTS", chunk)
-        (boot_median, perm_median), (boot_sum, perm_sum) = stats.resample_differences(
-            [stats.Figure(va[:, None], vb[:, None], median=True), stats.Figure(pa, pb, ratio)], None, resamples, 3)
-        assert np.array_equal(boot_median, expected[0], equal_nan=True) and np.array_equal(perm_median, expected[1], equal_nan=True)
-        assert boot_sum == pytest.approx(expected[2], abs=1e-12) and perm_sum == pytest.approx(expected[3], abs=1e-12)
+        (boot_median, perm_median), *found = stats.resample_differences(
+            [stats.Figure(va[:, None], vb[:, None], median=True), stats.Figure(pa, pb, ratio), stats.Figure(ma, mb, macro.value)], None, resamples, 3)
+        assert np.array_equal(boot_median, expected_median[0], equal_nan=True) and np.array_equal(perm_median, expected_median[1], equal_nan=True)
+        for (boot, perm), (boot_expected, perm_expected) in zip(found, expected):
+            assert boot == pytest.approx(boot_expected, abs=1e-12) and perm == pytest.approx(perm_expected, abs=1e-12)
+
+
+def test_macro_f1_classes_predicted_by_one_run_only_are_compared_as_themselves():
+    """A predicts 'fear' where B predicts 'surprise', neither ever gold: each run's classes differ, so the parts of
+    both runs must share columns (one call over both). Reference: the permutation p-value recomputed with PARSA's own
+    macro-F1 (parsa.scoring._agg_macro_f1) on the swapped records, with the draws of stats.resample_differences."""
+    from parsa import scoring
+
+    gold = ["anger", "happiness", "sadness", "neutral"] * 6
+
+    def record(number, g, predicted, status="scored"):
+        return {"task": "emotion", "id": str(number), "status": status, "reason": "", "gold": g, "prediction": predicted if status == "scored" else None,
+                "correct": g == predicted if status == "scored" else None, "out_of_set": None}  # fmt: skip
+
+    rng = np.random.default_rng(4)
+    records_a = [record(n, g, "fear" if n % 5 == 0 else (g if rng.random() < 0.6 else "sadness")) for n, g in enumerate(gold)]
+    records_b = [record(n, g, "surprise" if n % 7 == 0 else (g if rng.random() < 0.7 else "anger"), "excluded" if n == 3 else "scored") for n, g in enumerate(gold)]
+    docs = [{str(n): {"doc_id": n, "macro_f1": r, "macro_f1_strict": r, "accuracy": r, "accuracy_strict": r} for n, r in enumerate(run)} for run in (records_a, records_b)]
+    rows, _ = cmp.compare_task("parsa_emotion", cmp.TaskDocs("sha256:x", docs[0], None), cmp.TaskDocs("sha256:x", docs[1], None), RESAMPLES, 0)
+    [row_] = [r for r in rows if r.metric == "macro_f1"]
+
+    def figure(records):
+        return scoring._agg_macro_f1("emotion", records, [r for r in records if r["status"] == "scored"])
+
+    assert (row_.a, row_.b) == (pytest.approx(figure(records_a), abs=1e-12), pytest.approx(figure(records_b), abs=1e-12))
+    _, perm_seed = np.random.SeedSequence(0).spawn(2)  # the task's one group of measures: seed + 0
+    swaps = np.random.default_rng(perm_seed).integers(0, 2, (RESAMPLES, len(gold)), dtype=bool)
+    permuted = [figure([a if s else b for a, b, s in zip(records_a, records_b, w)]) - figure([b if s else a for a, b, s in zip(records_a, records_b, w)]) for w in swaps]
+    assert row_.p_value == pytest.approx((1 + sum(abs(d) >= abs(row_.difference) - 1e-12 for d in permuted)) / (RESAMPLES + 1), abs=1e-12)
