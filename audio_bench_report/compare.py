@@ -28,6 +28,7 @@ import io
 import json
 import re
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -104,9 +105,14 @@ def _sacrebleu_metric(name: str):
     return BLEU() if name == "bleu" else CHRF(word_order=2)
 
 
-#: sacrebleu sentence statistics by ``(metric, hypothesis, reference)``, filled by :func:`sentence_statistics` and
-#: emptied after each task (:func:`compare_task`): the official and strict readings and both runs share them.
-_SENTENCE_STATS: dict[tuple[str, str, str], list] = {}
+#: sacrebleu sentence statistics by ``(metric, hypothesis, reference)``, per thread, filled by
+#: :func:`sentence_statistics` and emptied after each task (:func:`compare_task`): the official and strict readings and
+#: both runs share them.
+_SENTENCE_STATS = threading.local()
+
+
+def _sentence_cache() -> dict[tuple[str, str, str], list]:
+    return _SENTENCE_STATS.__dict__.setdefault("rows", {})
 
 
 def sentence_statistics(name: str, hyps: list[str], refs: list[str]) -> np.ndarray:
@@ -114,11 +120,12 @@ def sentence_statistics(name: str, hyps: list[str], refs: list[str]) -> np.ndarr
     ref length, matches of orders 1-4, totals of orders 1-4]``; ``chrf_pp``: ``[hyp, ref, match]`` per order), from
     ``Metric._extract_corpus_statistics``, each distinct (hypothesis, reference) pair extracted once per task
     (a sentence's statistics depend on that sentence and its reference alone)."""
-    missing = list(dict.fromkeys(pair for pair in zip(hyps, refs) if (name, *pair) not in _SENTENCE_STATS))
+    cache = _sentence_cache()
+    missing = list(dict.fromkeys(pair for pair in zip(hyps, refs) if (name, *pair) not in cache))
     if missing:
         rows = _sacrebleu_metric(name)._extract_corpus_statistics([h for h, _ in missing], [[r for _, r in missing]])
-        _SENTENCE_STATS.update(((name, h, r), row) for (h, r), row in zip(missing, rows))
-    return np.array([_SENTENCE_STATS[(name, h, r)] for h, r in zip(hyps, refs)], float)
+        cache.update(((name, h, r), row) for (h, r), row in zip(missing, rows))
+    return np.array([cache[(name, h, r)] for h, r in zip(hyps, refs)], float)
 
 
 def _sacrebleu_parts(name: str, texts: Callable) -> Callable:
@@ -435,7 +442,7 @@ def compare_task(task: str, docs_a: TaskDocs, docs_b: TaskDocs, resamples: int, 
     try:
         return _compare_task(task, docs_a, docs_b, resamples, seed, run_a, run_b)
     finally:
-        _SENTENCE_STATS.clear()
+        _sentence_cache().clear()
 
 
 def _compare_task(task: str, docs_a: TaskDocs, docs_b: TaskDocs, resamples: int, seed: int, run_a: Run | None, run_b: Run | None
