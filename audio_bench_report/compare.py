@@ -28,6 +28,7 @@ import io
 import json
 import re
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -55,7 +56,9 @@ class Measure:
     Attributes:
         metric: the results key (``cer_official``); reading: ``official`` or ``strict``; partner: the other reading.
         unit: shown unit (``percent``, ``fraction``, ``0-100``); lower_is_better: CER/WER.
-        parts: ``parts(values) -> (n, k)`` array from the per-document values (one per paired document).
+        parts: ``parts(values) -> (n, k)`` array from the per-document values (one row per document, from that
+            document's value alone; columns may depend on the set of values, e.g. PARSA's classes: it is called once
+            on both runs' values together, so a column means the same in both).
         value: ``(R, k)`` sums -> ``(R,)`` figures; median: the figure is a median of per-document values.
         binary: per-document 0/1 outcomes (exact McNemar); sacrebleu: ``(metric factory, texts(values) ->
         (hyps, refs))`` for sacrebleu's paired test.
@@ -102,35 +105,92 @@ def _sacrebleu_metric(name: str):
     return BLEU() if name == "bleu" else CHRF(word_order=2)
 
 
+#: sacrebleu sentence statistics by ``(metric, hypothesis, reference)``, per thread, filled by
+#: :func:`sentence_statistics` and emptied after each task (:func:`compare_task`): the official and strict readings and
+#: both runs share them.
+_SENTENCE_STATS = threading.local()
+
+
+def _sentence_cache() -> dict[tuple[str, str, str], list]:
+    return _SENTENCE_STATS.__dict__.setdefault("rows", {})
+
+
+def sentence_statistics(name: str, hyps: list[str], refs: list[str]) -> np.ndarray:
+    """sacrebleu's sentence statistics ``(n, k)`` of ``hyps`` against one reference each (``bleu``: ``[hyp length,
+    ref length, matches of orders 1-4, totals of orders 1-4]``; ``chrf_pp``: ``[hyp, ref, match]`` per order), from
+    ``Metric._extract_corpus_statistics``, each distinct (hypothesis, reference) pair extracted once per task
+    (a sentence's statistics depend on that sentence and its reference alone)."""
+    cache = _sentence_cache()
+    missing = list(dict.fromkeys(pair for pair in zip(hyps, refs) if (name, *pair) not in cache))
+    if missing:
+        rows = _sacrebleu_metric(name)._extract_corpus_statistics([h for h, _ in missing], [[r for _, r in missing]])
+        cache.update(((name, h, r), row) for (h, r), row in zip(missing, rows))
+    return np.array([cache[(name, h, r)] for h, r in zip(hyps, refs)], float)
+
+
 def _sacrebleu_parts(name: str, texts: Callable) -> Callable:
     def parts(values):
-        hyps, refs = texts(values)
-        return np.array(_sacrebleu_metric(name)._extract_corpus_statistics(hyps, [refs]), float)
+        return sentence_statistics(name, *texts(values))
 
     return parts
 
 
 def chrf_from_sums(sums: np.ndarray, beta: int = 2) -> np.ndarray:
     """sacrebleu 2.x ``CHRF._compute_f_score`` (default: no eps smoothing) over rows of summed sentence statistics
-    ``(R, 3 * order)`` ([hyp, ref, match] per order), vectorised: the per-resample Python call is most of a
-    comparison's time. Equal to sacrebleu's own score (tests/test_compare.py pins it on random statistics)."""
-    stats_ = np.atleast_2d(sums).reshape(len(np.atleast_2d(sums)), -1, 3)
-    hyp, ref, match = stats_[..., 0], stats_[..., 1], stats_[..., 2]
+    ``(R, 3 * order)`` ([hyp, ref, match] per order) to ``(R,)`` scores (0-100), vectorised over the rows with
+    sacrebleu's operations in sacrebleu's order, so the scores are its own to the last bit (tests/test_compare.py
+    pins them on random statistics)."""
+    stats_ = np.atleast_2d(np.asarray(sums, float))
+    stats_ = stats_.reshape(len(stats_), -1, 3)
+    factor = beta**2
+    avg_p, avg_r, order = np.zeros(len(stats_)), np.zeros(len(stats_)), np.zeros(len(stats_))
     with np.errstate(invalid="ignore", divide="ignore"):
-        valid = (hyp > 0) & (ref > 0)
-        precision = np.where(valid, match / np.where(hyp > 0, hyp, 1), 0.0)
-        recall = np.where(valid, match / np.where(ref > 0, ref, 1), 0.0)
-        order = valid.sum(1)
-        avg_p = np.where(order > 0, precision.sum(1) / np.maximum(order, 1), 0.0)
-        avg_r = np.where(order > 0, recall.sum(1) / np.maximum(order, 1), 0.0)
-        factor = beta**2
-        return np.where(avg_p + avg_r > 0, 100 * (1 + factor) * avg_p * avg_r / np.where(avg_p + avg_r > 0, factor * avg_p + avg_r, 1), 0.0)
+        for i in range(stats_.shape[1]):
+            hyp, ref, match = stats_[:, i, 0], stats_[:, i, 1], stats_[:, i, 2]
+            both = (hyp > 0) & (ref > 0)
+            avg_p = avg_p + np.where(both, match / np.where(hyp > 0, hyp, 1), 0.0)
+            avg_r = avg_r + np.where(both, match / np.where(ref > 0, ref, 1), 0.0)
+            order = order + both
+        avg_p = np.where(order > 0, avg_p / np.maximum(order, 1), 0.0)
+        avg_r = np.where(order > 0, avg_r / np.maximum(order, 1), 0.0)
+        score = (1 + factor) * avg_p * avg_r
+        denominator = factor * avg_p + avg_r
+        return np.where(avg_p + avg_r > 0, 100 * (score / np.where(denominator > 0, denominator, 1)), 0.0)
+
+
+def bleu_from_sums(sums: np.ndarray, max_ngram_order: int = 4) -> np.ndarray:
+    """sacrebleu 2.x ``BLEU.compute_bleu`` with BLEU's defaults (``smooth_method="exp"``, no effective order) over rows
+    of summed sentence statistics ``(R, 2 + 2 * order)`` ([hyp length, ref length, matches per order, totals per
+    order]) to ``(R,)`` scores (0-100), vectorised over the rows: corpus BLEU is a function of the summed statistics
+    (sacrebleu computes it so). Brevity penalty ``exp(1 - ref/hyp)`` when the hypotheses are shorter (0 for an
+    empty hypothesis side); precisions ``100 * matches / total``, an order without matches ``100 / (2^k * total)``
+    (k: such orders so far), orders from the first with no n-gram on are 0 (log floored to -9999999999, as
+    sacrebleu's ``my_log``); 0 when nothing matches. Equal to sacrebleu's score up to numpy's ``log``/``exp``
+    against Python's ``math`` (tests/test_compare.py pins it at 1e-9 on random statistics)."""
+    stats_ = np.atleast_2d(np.asarray(sums, float))
+    order = max_ngram_order
+    sys_len, ref_len = stats_[:, 0], stats_[:, 1]
+    correct, total = stats_[:, 2 : 2 + order], stats_[:, 2 + order : 2 + 2 * order]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = ref_len / np.where(sys_len > 0, sys_len, 1)
+        bp = np.where(sys_len < ref_len, np.where(sys_len > 0, np.exp(1 - ratio), 0.0), 1.0)
+        counted = np.logical_and.accumulate(total > 0, axis=1)  # sacrebleu stops at the first order with no n-gram
+        smooth = 2.0 ** np.cumsum(counted & (correct == 0), axis=1)
+        safe_total = np.where(total > 0, total, 1)
+        precision = np.where(counted, np.where(correct == 0, 100.0 / (smooth * safe_total), 100.0 * correct / safe_total), 0.0)
+        logs = np.where(precision > 0, np.log(np.where(precision > 0, precision, 1)), -9999999999.0)
+        log_sum = logs[:, 0]
+        for i in range(1, order):
+            log_sum = log_sum + logs[:, i]
+        return np.where(correct.any(axis=1), bp * np.exp(log_sum / order), 0.0)
 
 
 def _sacrebleu_value(name: str) -> Callable:
     metric = _sacrebleu_metric(name)
     if name == "chrf_pp" and not metric.eps_smoothing and metric.beta == 2:
         return chrf_from_sums
+    if name == "bleu" and metric.smooth_method == "exp" and not metric.effective_order:
+        return lambda sums: bleu_from_sums(sums, metric.max_ngram_order)
 
     def value(sums):
         return np.array([metric._compute_score_from_stats(list(row)).score for row in np.atleast_2d(sums)])
@@ -379,6 +439,14 @@ def compare_task(task: str, docs_a: TaskDocs, docs_b: TaskDocs, resamples: int, 
     Raises:
         ReportInputError: the two runs read different data (the digests, or a document's key, differ).
     """
+    try:
+        return _compare_task(task, docs_a, docs_b, resamples, seed, run_a, run_b)
+    finally:
+        _sentence_cache().clear()
+
+
+def _compare_task(task: str, docs_a: TaskDocs, docs_b: TaskDocs, resamples: int, seed: int, run_a: Run | None, run_b: Run | None
+                  ) -> tuple[list[Comparison], list[dict]]:  # fmt: skip
     if docs_a.identity and docs_b.identity and docs_a.identity != docs_b.identity:
         raise ReportInputError(f"{task}: the runs read different data ({docs_a.identity} in {docs_a.file}, {docs_b.identity} in {docs_b.file}); "
                                "documents cannot be paired (another data folder or revision)")  # fmt: skip
@@ -400,7 +468,9 @@ def compare_task(task: str, docs_a: TaskDocs, docs_b: TaskDocs, resamples: int, 
             continue
         values_a = [headline_value(docs_a.samples[d], measure.metric) for d in usable]
         values_b = [headline_value(docs_b.samples[d], measure.metric) for d in usable]
-        figure = stats.Figure(measure.parts(values_a), measure.parts(values_b), measure.value, measure.median)
+        # one call over both runs: columns chosen from the values (PARSA's classes) then mean the same in A and B
+        parts = measure.parts(values_a + values_b)
+        figure = stats.Figure(parts[: len(values_a)], parts[len(values_a) :], measure.value, measure.median)
         prepared.append((measure, tuple(usable), values_a, values_b, figure))
     rows = []
     groups: dict[tuple, list] = {}  # measures over the same documents share their resamples
@@ -449,17 +519,19 @@ def _row(task, measure, figure, clusters, boot, perm, values_a, values_b, resamp
 
 
 def _sacrebleu_p(measure: Measure, values_a: list, values_b: list, resamples: int) -> float:
-    """p-value of sacrebleu's paired approximate-randomisation test (baseline A, system B)."""
-    from sacrebleu.significance import PairedTest
-
+    """p-value of sacrebleu's paired approximate-randomisation test (baseline A, system B), as
+    ``sacrebleu.significance.PairedTest([("A", hyps_a), ("B", hyps_b)], ..., test_type="ar", n_samples=resamples)``
+    computes it (its seed ``SACREBLEU_SEED``, its draws, the same sentence statistics), by
+    :func:`audio_bench_report.stats.approximate_randomisation_p`: sacrebleu's own test scores each of its trials in
+    Python, most of a comparison's time. ``nan`` when the runs scored different references (the caller then
+    permutes parts)."""
     name, texts = measure.sacrebleu
     hyps_a, refs = texts(values_a)
     hyps_b, refs_b = texts(values_b)
     if refs != refs_b or not refs:  # paper rule: the two runs scored different items: permutation over parts instead
         return float("nan")
-    _, scores = PairedTest([("A", hyps_a), ("B", hyps_b)], {name: _sacrebleu_metric(name)}, [refs], test_type="ar", n_samples=resamples)()
-    [key] = [k for k in scores if k != "System"]  # sacrebleu names the metric itself (BLEU, chrF2++)
-    return float(scores[key][1].p_value)
+    pair = stats.Figure(sentence_statistics(name, hyps_a, refs), sentence_statistics(name, hyps_b, refs), measure.value)
+    return stats.approximate_randomisation_p(pair, resamples, stats.sacrebleu_seed())
 
 
 def compare(folder_a: str | Path, folder_b: str | Path, tasks: list[str] | None = None, resamples: int = 10_000, seed: int = 0) -> dict:
