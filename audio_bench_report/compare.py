@@ -515,6 +515,11 @@ def compare_task(task: str, docs_a: TaskDocs, docs_b: TaskDocs, resamples: int, 
             values_a = [headline_value(docs_a.samples[d], measure.metric) for d in usable]
             values_b = [headline_value(docs_b.samples[d], measure.metric) for d in usable]
         figure = stats.Figure(measure.parts(values_a), measure.parts(values_b), measure.value, measure.median)
+        undefined = [side for side, value in zip("AB", figure.full()) if np.isnan(value)]
+        if undefined:  # e.g. MMAC Precision of a run that mentioned nothing, LLM-B with a dimension never judged
+            skipped.append({"task": task, "metric": measure.metric, "reason": f"not defined over the {len(usable)} paired documents in {' and '.join(undefined)} "
+                            "(no document enters its denominator: nothing judged, or nothing mentioned)"})  # fmt: skip
+            continue
         prepared.append((measure, tuple(usable), values_a, values_b, figure))
     rows = []
     groups: dict[tuple, list] = {}  # measures over the same documents share their resamples
@@ -584,8 +589,7 @@ def _judge_failed_note(values_a: list, values_b: list) -> list[str]:
     a_only, b_only, both = sum(a and not b for a, b in zip(fa, fb)), sum(b and not a for a, b in zip(fa, fb)), sum(a and b for a, b in zip(fa, fb))
     if not (a_only or b_only or both):
         return []
-    return [f"judge_failed documents: {a_only} in A only, {b_only} in B only, {both} in both; each run leaves its own out of that dimension's mean "
-            "(as its own figure and the official script do)"]  # fmt: skip
+    return [f"judge_failed: {a_only} docs in A only, {b_only} in B only, {both} in both (each out of its own run's figure on that dimension, as the official script does)"]
 
 
 def _row(task, measure, figure, clusters, boot, perm, values_a, values_b, resamples, n_paired, n_only_a, n_only_b, run_a, run_b) -> Comparison:
@@ -637,6 +641,11 @@ def compare(folder_a: str | Path, folder_b: str | Path, tasks: list[str] | None 
     missing = [t for t in tasks or [] if t not in both]
     rows, refused, skipped = [], [], []
     for task in sorted(both):
+        if not measures_for(task):  # groups (their figures are over their tasks, compared one by one) and other benchmarks' tasks
+            group = task in {"mcga", "parsa", "mmac"} or not any(run_a.tasks[task].file.parent.glob(f"*_samples_{task}.jsonl"))
+            skipped.append({"task": task, "metric": "*", "reason": "a group or a task without per-document samples: its tasks are compared one by one"
+                            if group else "no paired comparison is defined for this task"})  # fmt: skip
+            continue
         try:
             found, passed = compare_task(task, read_task_docs(run_a, task), read_task_docs(run_b, task), resamples, seed, run_a, run_b)
         except ReportInputError as error:
