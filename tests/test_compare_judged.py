@@ -187,3 +187,44 @@ def test_a_run_without_a_judge_is_named_per_run_and_the_rest_compared(runs, tmp_
     assert {c["metric"] for c in result["comparisons"]} == {"chrf_pp", "bleu"}
     assert all(c["difference"] == 0 for c in result["comparisons"])  # the same outputs
     assert "not compared: mcga_s2tt llm_b: B: not computed" in cmp.text_report(result)
+
+
+# ------------------------------------------------------------------------------------------ unit tests
+def test_llm_b_and_llm_c_from_parts_equal_mcga_judging_on_random_scores_with_judge_failures():
+    rng = np.random.default_rng(4)
+    for metric, combine, top in (("llm_b", judging.llm_b, 5), ("llm_c", judging.llm_c, 3)):
+        [official, _] = [m for m in cmp.measures_for("mcga_s2tt" if metric == "llm_b" else "mcga_sec") if m.judged]
+        names = list(judging.S2TT_DIMENSIONS if metric == "llm_b" else judging.SEC_DIMENSIONS)
+        for _ in range(30):
+            n = int(rng.integers(2, 20))
+            scores = [[None if rng.random() < 0.25 else int(rng.integers(0, top + 1)) for _ in names] for _ in range(n)]
+            values = [{"scores": s} if rng.random() < 0.9 else None for s in scores]  # None: no record (not judged)
+            means = {}
+            for d, name in enumerate(names):
+                judged = [v["scores"][d] for v in values if v is not None and v["scores"][d] is not None]
+                means[name] = sum(judged) / len(judged) if judged else None
+            expected = combine(means)
+            got = official.value(official.parts(values).sum(0))[0]
+            assert (np.isnan(got) and expected is None) or got == pytest.approx(expected, abs=1e-12)
+
+
+def test_mmac_figures_from_parts_equal_mmac_metrics_on_random_outcomes():
+    from mmac import metrics
+    from mmac.schema import CATEGORIES
+
+    rng = np.random.default_rng(8)
+    measures = {m.metric: m for m in cmp.measures_for("mmac_paralinguistic")}
+    dimensions = list(CATEGORIES["paralinguistic"])
+    for _ in range(40):
+        values = []
+        for _ in range(int(rng.integers(1, 15))):
+            rows = []
+            for dimension in rng.choice(dimensions, int(rng.integers(1, 3)), replace=False):
+                draw = rng.random()
+                rows.append([str(dimension), None, None] if draw < 0.2 else [str(dimension), False, None] if draw < 0.5 else [str(dimension), True, float(rng.integers(0, 5)) / 4])
+            values.append({"outcomes": rows} if rng.random() < 0.9 else None)  # None: generation failed (no outcome)
+        outcomes = [metrics.Outcome(d, m, s) for v in values if v is not None for d, m, s in v["outcomes"]]
+        expected = metrics.category_scores(metrics.dimension_scores(outcomes)).get("paralinguistic", dict.fromkeys(metrics.METRICS))
+        for metric, measure in measures.items():
+            got = measure.value(measure.parts(values).sum(0))[0]
+            assert (np.isnan(got) and expected[metric] is None) or got == pytest.approx(expected[metric], abs=1e-9), metric
