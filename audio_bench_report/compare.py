@@ -206,16 +206,21 @@ def _mcga_judged(metric: str) -> list[Measure]:
 
 
 def _mmac_measures(task: str) -> list[Measure]:
-    """MMAC Coverage / Precision / Accuracy of one category task (percent), recomputed as mmac.metrics does: per
-    dimension of the category, over its valid (sample, dimension) pairs (judge_failed pairs out of every
-    denominator; an omission is valid and scores 0), then the unweighted mean over the category's dimensions that
-    define the figure."""
+    """MMAC Coverage / Precision / Accuracy (percent) of one category task, or of the group ``mmac`` (the paper's
+    category-macro: the unweighted mean of the six category figures, ``nan`` when one is undefined, as
+    ``mmac_agg_category_macro``), recomputed as mmac.metrics does: per dimension, over its valid (sample, dimension)
+    pairs (judge_failed pairs out of every denominator; an omission is valid and scores 0), then each category's
+    unweighted mean over its dimensions that define the figure."""
     from mmac.schema import CATEGORIES
 
-    category = task.removeprefix("mmac_")
-    if category not in CATEGORIES:
+    categories = list(CATEGORIES) if task == "mmac" else [task.removeprefix("mmac_")]
+    if any(c not in CATEGORIES for c in categories):
         return []
-    dimensions = list(CATEGORIES[category])
+    dimensions = [d for c in categories for d in CATEGORIES[c]]
+    blocks = []  # the column range of each category's dimensions
+    for c in categories:
+        start = dimensions.index(CATEGORIES[c][0])
+        blocks.append((start, start + len(CATEGORIES[c])))
 
     def parts(values):  # per dimension: [valid, mentioned, score sum]
         out = np.zeros((len(values), 3 * len(dimensions)))
@@ -238,8 +243,11 @@ def _mmac_measures(task: str) -> list[Measure]:
             top, bottom = sums[:, numerator::3], sums[:, denominator::3]
             with np.errstate(invalid="ignore", divide="ignore"):
                 per_dimension = np.where(bottom > 0, 100.0 * top / np.where(bottom > 0, bottom, 1), np.nan)
-                defined = (bottom > 0).sum(1)
-                return np.where(defined > 0, np.nansum(per_dimension, 1) / np.maximum(defined, 1), np.nan)
+                per_category = []
+                for start, end in blocks:
+                    defined = (bottom[:, start:end] > 0).sum(1)
+                    per_category.append(np.where(defined > 0, np.nansum(per_dimension[:, start:end], 1) / np.maximum(defined, 1), np.nan))
+                return np.mean(per_category, axis=0)
 
         return value
 
@@ -358,7 +366,7 @@ def measures_for(task: str) -> list[Measure]:
         return _mcga_measures(task)
     if task.startswith("parsa_"):
         return _parsa_measures(task)
-    if task.startswith("mmac_"):
+    if task == "mmac" or task.startswith("mmac_"):
         return _mmac_measures(task)
     return []
 
@@ -426,6 +434,33 @@ def read_task_docs(run: Run, task: str) -> TaskDocs:
         samples[doc] = sample
     judged = (getattr(run, "judged", None) or {}).get(task)
     return TaskDocs(match.group(1) if match else "", samples, path, judged if isinstance(judged, dict) else None, run.tasks[task].file)
+
+
+def group_docs(run: Run, group: str) -> TaskDocs:
+    """The documents of the group ``mmac`` (its figures are over the six category tasks): every category task's
+    samples, keyed ``<task>/<doc_id>``, their judged records merged, the data identity of each task named.
+
+    Raises:
+        ReportInputError: a category task is missing from the run, its samples are missing, or two tasks' documents
+        share a key (their judged records could not be told apart).
+    """
+    from mmac.schema import CATEGORIES
+
+    tasks = [f"mmac_{c}" for c in CATEGORIES]
+    missing = [t for t in tasks if t not in run.tasks]
+    if missing:
+        raise ReportInputError(f"{group}: the category-macro needs all six category tasks; {run.label} lacks {', '.join(missing)}")
+    parts = [read_task_docs(run, t) for t in tasks]
+    samples = {f"{t}/{d}": sample for t, docs in zip(tasks, parts) for d, sample in docs.samples.items()}
+    outcomes: dict = {}
+    judged = all(docs.judged is not None for docs in parts)
+    for t, docs in zip(tasks, parts):
+        for key, value in ((docs.judged or {}).get("outcomes") or {}).items():
+            if key in outcomes:
+                raise ReportInputError(f"{group}: document key {key!r} appears in two category tasks of {run.label}")
+            outcomes[key] = value
+    identity = ";".join(f"{t}={docs.identity}" for t, docs in zip(tasks, parts)) if all(docs.identity for docs in parts) else ""
+    return TaskDocs(identity, samples, parts[0].file, {"key_field": "id", "outcomes": outcomes} if judged else None, run.tasks[group].file)
 
 
 def judged_value(docs: TaskDocs, sample: dict, measure: Measure) -> dict | None:
@@ -518,7 +553,7 @@ def compare_task(task: str, docs_a: TaskDocs, docs_b: TaskDocs, resamples: int, 
         undefined = [side for side, value in zip("AB", figure.full()) if np.isnan(value)]
         if undefined:  # e.g. MMAC Precision of a run that mentioned nothing, LLM-B with a dimension never judged
             skipped.append({"task": task, "metric": measure.metric, "reason": f"not defined over the {len(usable)} paired documents in {' and '.join(undefined)} "
-                            "(no document enters its denominator: nothing judged, or nothing mentioned)"})  # fmt: skip
+                            "(nothing enters a denominator it needs: nothing judged, or nothing mentioned)"})  # fmt: skip
             continue
         prepared.append((measure, tuple(usable), values_a, values_b, figure))
     rows = []
@@ -647,11 +682,15 @@ def compare(folder_a: str | Path, folder_b: str | Path, tasks: list[str] | None 
                             if group else "no paired comparison is defined for this task"})  # fmt: skip
             continue
         try:
-            found, passed = compare_task(task, read_task_docs(run_a, task), read_task_docs(run_b, task), resamples, seed, run_a, run_b)
+            read = group_docs if task == "mmac" else read_task_docs
+            found, passed = compare_task(task, read(run_a, task), read(run_b, task), resamples, seed, run_a, run_b)
         except ReportInputError as error:
-            if "different data" not in str(error):
+            if "different data" in str(error):
+                refused.append({"task": task, "reason": str(error)})
+            elif task == "mmac":  # the group's category-macro needs every category task; the tasks are still compared
+                skipped.append({"task": task, "metric": "*", "reason": str(error)})
+            else:
                 raise
-            refused.append({"task": task, "reason": str(error)})
             continue
         rows += found
         skipped += passed
@@ -722,7 +761,7 @@ def text_report(result: dict) -> str:
     lines = [f"A = {result['run_a']['label']}  ({result['run_a']['folder']})", f"B = {result['run_b']['label']}  ({result['run_b']['folder']})", ""]
     rows = table_rows(result)
     for benchmark in ("mcga", "parsa", "mmac"):
-        chosen = [r for r in rows if r[0].startswith(benchmark + "_")]
+        chosen = [r for r in rows if r[0] == benchmark or r[0].startswith(benchmark + "_")]
         if chosen:
             lines += [text_table(HEADERS, chosen), ""]
     lines.append(f"{result['resamples']} resamples, seed {result['seed']}; p (Holm): {result['p_value_adjustment']}; ↓ lower is better; MDD: smallest |B−A| "
