@@ -64,13 +64,25 @@ class JudgedDimension:
     not made because the pass stopped), which are not in ``values``. ``strict``: the same replies read by the
     task's stricter rule, when it gave one (``strict_score`` of :func:`judge_task`), with its own ``values`` and
     ``failed``; ``strict_differs``: how many replies the main rule scored that the strict rule refused or read as
-    another number.
+    another number. ``keys``: the document key of each value (``values[i]`` is the score of the item whose ``key``,
+    else ``id``, is ``keys[i]``), for per-document use (:meth:`by_key`).
     """
 
     values: tuple[float, ...]
     failed: tuple[tuple[str, str], ...]
     strict: "JudgedDimension | None" = None
     strict_differs: int = 0
+    keys: tuple[str, ...] = ()
+
+    def by_key(self) -> dict[str, float | object]:
+        """``{document key: score}`` of the judged items (judge_failed items are absent).
+
+        Raises:
+            ValueError: the pass recorded no keys for its values (``keys`` and ``values`` differ in length).
+        """
+        if len(self.keys) != len(self.values):
+            raise ValueError(f"{len(self.values)} judge scores but {len(self.keys)} document keys")
+        return dict(zip(self.keys, self.values))
 
     @property
     def mean(self) -> float | None:
@@ -193,26 +205,35 @@ def _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes,
     strict_failed: dict[str, list[tuple[str, str]]] = {}
     differs: Counter = Counter()
 
-    def record(read, reply, label, scored: list, unscored: list):
-        """Read one reply (a failed call has no score), file it under ``scored`` or ``unscored``; return the score."""
+    keys: dict[tuple[str, bool], list[str]] = {}  # (dimension, strict) -> document key of each value
+
+    def record(read, reply, label, scored: list, unscored: list, key: str, scored_keys: list):
+        """Read one reply (a failed call has no score), file it under ``scored`` (its key under ``scored_keys``) or
+        ``unscored``; return the score."""
         score, reason = read_score(read(reply.final), reply.final) if reply.ok else (None, reply.error)
-        scored.append(score) if score is not None else unscored.append((label, reason))
+        if score is not None:
+            scored.append(score)
+            scored_keys.append(key)
+        else:
+            unscored.append((label, reason))
         return score
 
     for (item, dimension, _), read, reply in zip(planned, readers, replies):
-        label = item_label(item)
+        label, key = item_label(item), str(item.get("key", item["id"]))
         for table in (values, failed, strict_values, strict_failed):
             table.setdefault(dimension, [])
-        score = record(read, reply, label, values[dimension], failed[dimension])
+        score = record(read, reply, label, values[dimension], failed[dimension], key, keys.setdefault((dimension, False), []))
         if strict_score is not None:
-            strict = record(_bound(per_dimension(strict_score, dimension), item), reply, label, strict_values[dimension], strict_failed[dimension])
+            strict = record(_bound(per_dimension(strict_score, dimension), item), reply, label, strict_values[dimension], strict_failed[dimension], key,
+                            keys.setdefault((dimension, True), []))  # fmt: skip
             differs[dimension] += score is not None and strict != score
     dimensions = {
         name: JudgedDimension(
             tuple(values[name]),
             tuple(failed[name]),
-            JudgedDimension(tuple(strict_values[name]), tuple(strict_failed[name])) if strict_score is not None else None,
+            JudgedDimension(tuple(strict_values[name]), tuple(strict_failed[name]), keys=tuple(keys.get((name, True), ()))) if strict_score is not None else None,
             differs[name],
+            keys=tuple(keys.get((name, False), ())),
         )
         for name in values
     }

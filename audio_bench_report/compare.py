@@ -10,7 +10,10 @@ counted as ``n_only_a`` / ``n_only_b``).
 
 Per-document parts are read from the logged per-document metric values (:func:`headline_value`) and fed to the
 benchmark packages' own functions (MCGA's CER parts, PARSA's class readings, sacrebleu's sentence statistics), so a
-figure on all paired documents equals the run's own figure over those documents. Tests (docs/report.md):
+figure on all paired documents equals the run's own figure over those documents. Judged figures (MCGA LLM-B/LLM-C,
+official and strict readings; MMAC Coverage/Precision/Accuracy) are recomputed the same way from the per-document
+judge scores the plugin writes into the results file (:mod:`audio_bench_core.judged_documents`, read by
+:func:`judged_value`): judge_failed documents stay out of their own run's dimension means. Tests (docs/report.md):
 
 - per-document 0/1 outcomes (MCGA SU/SR accuracy, PARSA strict accuracy): exact McNemar on the discordant pairs;
 - everything else: paired permutation test (the two runs' outputs swapped per document, or per cluster) and a
@@ -36,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from audio_bench_report import stats
-from audio_bench_report.runs import ReportInputError, Run, read_runs
+from audio_bench_report.runs import ReportInputError, Run, is_number, read_runs
 
 _DIGEST = re.compile(r"data=(sha256:[0-9a-f]+)")
 
@@ -62,6 +65,9 @@ class Measure:
         value: ``(R, k)`` sums -> ``(R,)`` figures; median: the figure is a median of per-document values.
         binary: per-document 0/1 outcomes (exact McNemar); sacrebleu: ``(metric factory, texts(values) ->
         (hyps, refs))`` for sacrebleu's paired test.
+        judged: the per-document values are the run's judge scores (``"official"``, ``"strict"``: a reading of the
+        dimension-scores record; ``"outcomes"``: MMAC's), read from the results file (:func:`judged_value`), not the
+        samples.
     """
 
     metric: str
@@ -74,6 +80,7 @@ class Measure:
     median: bool = False
     binary: bool = False
     sacrebleu: tuple | None = None
+    judged: str | None = None
 
 
 def _ratio(scale: float) -> Callable:
@@ -213,17 +220,102 @@ def _mcga_measures(task: str) -> list[Measure]:
     if kind == "sqa":
         return [Measure("f1_official", "official", "", "0-100", _mean_of(None), _ratio(1.0))]
     if kind == "sec":
-        return [Measure("cer_sentences", "official", "", "percent CER", _mean_of("cer_sentences"), _ratio(1.0), lower_is_better=True)]
+        return [Measure("cer_sentences", "official", "", "percent CER", _mean_of("cer_sentences"), _ratio(1.0), lower_is_better=True),
+                *_mcga_judged("llm_c")]  # fmt: skip
     if kind == "s2tt":
-        return [Measure(m, "official", "", "0-100", _sacrebleu_parts(m, _mcga_texts), _sacrebleu_value(m), sacrebleu=(m, _mcga_texts)) for m in ("chrf_pp", "bleu")]
+        return [*(Measure(m, "official", "", "0-100", _sacrebleu_parts(m, _mcga_texts), _sacrebleu_value(m), sacrebleu=(m, _mcga_texts)) for m in ("chrf_pp", "bleu")),
+                *_mcga_judged("llm_b")]  # fmt: skip
     return []
 
 
-#: Judged metrics: their per-document judge scores are not in the samples (the judge runs in the aggregation).
-NOT_FROM_SAMPLES = {
-    "mcga_s2tt": ["llm_b", "llm_b_strict"],
-    "mcga_sec": ["llm_c", "llm_c_strict"],
-}
+def judged_dimension_parts(values: list) -> np.ndarray:
+    """``(n, 2 * D)`` parts of a mean-of-dimension-means figure from per-document judge scores: for each dimension
+    ``[score, 1]`` where the document was judged on it, ``[0, 0]`` where it was judge_failed (or has no record:
+    ``None``), so each dimension's mean is over its judged documents only, as the official script computes it.
+    ``values``: per document ``{"scores": [score or None per dimension]}`` or ``None``."""
+    width = next((len(v["scores"]) for v in values if v is not None), 0)
+    out = np.zeros((len(values), 2 * width))
+    for row, value in enumerate(values):
+        for d, score in enumerate(value["scores"] if value is not None else []):
+            if score is not None:
+                out[row, 2 * d : 2 * d + 2] = (float(score), 1.0)
+    return out
+
+
+def _dimension_means(combine: str, scale: float) -> Callable:
+    """``(R, 2 * D)`` sums -> ``(R,)``: ``scale`` x the mean (``"mean"``, LLM-B) or sum (``"sum"``, LLM-C) of the
+    dimension means; ``nan`` where a dimension has no judged document (the run's figure is then "not computed")."""
+
+    def value(sums):
+        sums = np.atleast_2d(sums)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(sums[:, 1::2] > 0, sums[:, 0::2] / np.where(sums[:, 1::2] > 0, sums[:, 1::2], 1), np.nan)
+        return scale * (means.mean(1) if combine == "mean" else means.sum(1))
+
+    return value
+
+
+def _mcga_judged(metric: str) -> list[Measure]:
+    """LLM-B (mean of the three S2TT dimension means x 20, mcga.judging.llm_b) or LLM-C (sum of the three SEC
+    dimension means x 10, mcga.judging.llm_c), official-compatible and strict readings, from per-document judge scores."""
+    from mcga import judging
+
+    combine, scale = ("mean", judging.S2TT_SCALE) if metric == "llm_b" else ("sum", judging.SEC_SCALE)
+    return [Measure(metric, "official", f"{metric}_strict", "0-100", judged_dimension_parts, _dimension_means(combine, scale), judged="official"),
+            Measure(f"{metric}_strict", "strict", metric, "0-100", judged_dimension_parts, _dimension_means(combine, scale), judged="strict")]  # fmt: skip
+
+
+def _mmac_measures(task: str) -> list[Measure]:
+    """MMAC Coverage / Precision / Accuracy (percent) of one category task, or of the group ``mmac`` (the paper's
+    category-macro: the unweighted mean of the six category figures, ``nan`` when one is undefined, as
+    ``mmac_agg_category_macro``), recomputed as mmac.metrics does: per dimension, over its valid (sample, dimension)
+    pairs (judge_failed pairs out of every denominator; an omission is valid and scores 0), then each category's
+    unweighted mean over its dimensions that define the figure."""
+    from mmac.schema import CATEGORIES
+
+    categories = list(CATEGORIES) if task == "mmac" else [task.removeprefix("mmac_")]
+    if any(c not in CATEGORIES for c in categories):
+        return []
+    dimensions = [d for c in categories for d in CATEGORIES[c]]
+    blocks = []  # the column range of each category's dimensions
+    for c in categories:
+        start = dimensions.index(CATEGORIES[c][0])
+        blocks.append((start, start + len(CATEGORIES[c])))
+
+    def parts(values):  # per dimension: [valid, mentioned, score sum]
+        out = np.zeros((len(values), 3 * len(dimensions)))
+        for row, value in enumerate(values):
+            for dimension, mentioned, score in (value["outcomes"] if value is not None else []):
+                if mentioned is None or dimension not in dimensions:
+                    continue  # judge_failed: out of every denominator
+                d = dimensions.index(dimension)
+                out[row, 3 * d] += 1
+                if mentioned:
+                    out[row, 3 * d + 1] += 1
+                    out[row, 3 * d + 2] += float(score)
+        return out
+
+    def figure(metric):
+        numerator, denominator = {"coverage": (1, 0), "precision": (2, 1), "accuracy": (2, 0)}[metric]
+
+        def value(sums):
+            sums = np.atleast_2d(sums)
+            top, bottom = sums[:, numerator::3], sums[:, denominator::3]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                per_dimension = np.where(bottom > 0, 100.0 * top / np.where(bottom > 0, bottom, 1), np.nan)
+                per_category = []
+                for start, end in blocks:
+                    defined = (bottom[:, start:end] > 0).sum(1)
+                    per_category.append(np.where(defined > 0, np.nansum(per_dimension[:, start:end], 1) / np.maximum(defined, 1), np.nan))
+                return np.mean(per_category, axis=0)
+
+        return value
+
+    return [Measure(m, "official", "", "percent", parts, figure(m), judged="outcomes") for m in ("accuracy", "precision", "coverage")]
+
+
+#: Headline metrics that no run records per document: not compared, with each run's own state named.
+NOT_PER_DOCUMENT = {"comet": "COMET: the run records the system score only, no per-segment scores to pair"}
 
 
 def _parsa_measures(task: str) -> list[Measure]:
@@ -334,6 +426,8 @@ def measures_for(task: str) -> list[Measure]:
         return _mcga_measures(task)
     if task.startswith("parsa_"):
         return _parsa_measures(task)
+    if task == "mmac" or task.startswith("mmac_"):
+        return _mmac_measures(task)
     return []
 
 
@@ -352,11 +446,15 @@ def clusters_of(task: str, values_a: list) -> np.ndarray | None:
 # ------------------------------------------------------------------------------------------- reading
 @dataclass
 class TaskDocs:
-    """One task of one run: ``{doc_id: sample}``, the data identity, the samples file."""
+    """One task of one run: ``{doc_id: sample}``, the data identity, the samples file; ``judged``: the task's
+    per-document judge scores from the results file (``results["lmms_eval_audio_plugin"]["judged_documents"][task]``,
+    :mod:`audio_bench_core.judged_documents`), ``None`` when it holds none; ``results``: the results file."""
 
     identity: str
     samples: dict[str, dict]
     file: Path
+    judged: dict | None = None
+    results: Path | None = None
 
 
 def samples_file(run: Run, task: str) -> Path:
@@ -394,7 +492,50 @@ def read_task_docs(run: Run, task: str) -> TaskDocs:
         if doc in samples:
             raise ReportInputError(f"{path}, line {number}: doc_id {doc} appears twice")
         samples[doc] = sample
-    return TaskDocs(match.group(1) if match else "", samples, path)
+    judged = (getattr(run, "judged", None) or {}).get(task)
+    return TaskDocs(match.group(1) if match else "", samples, path, judged if isinstance(judged, dict) else None, run.tasks[task].file)
+
+
+def group_docs(run: Run, group: str) -> TaskDocs:
+    """The documents of the group ``mmac`` (its figures are over the six category tasks): every category task's
+    samples, keyed ``<task>/<doc_id>``, their judged records merged, the data identity of each task named.
+
+    Raises:
+        ReportInputError: a category task is missing from the run, its samples are missing, or two tasks' documents
+        share a key (their judged records could not be told apart).
+    """
+    from mmac.schema import CATEGORIES
+
+    tasks = [f"mmac_{c}" for c in CATEGORIES]
+    missing = [t for t in tasks if t not in run.tasks]
+    if missing:
+        raise ReportInputError(f"{group}: the category-macro needs all six category tasks; {run.label} lacks {', '.join(missing)}")
+    parts = [read_task_docs(run, t) for t in tasks]
+    samples = {f"{t}/{d}": sample for t, docs in zip(tasks, parts) for d, sample in docs.samples.items()}
+    outcomes: dict = {}
+    judged = all(docs.judged is not None for docs in parts)
+    for t, docs in zip(tasks, parts):
+        for key, value in ((docs.judged or {}).get("outcomes") or {}).items():
+            if key in outcomes:
+                raise ReportInputError(f"{group}: document key {key!r} appears in two category tasks of {run.label}")
+            outcomes[key] = value
+    identity = ";".join(f"{t}={docs.identity}" for t, docs in zip(tasks, parts)) if all(docs.identity for docs in parts) else ""
+    return TaskDocs(identity, samples, parts[0].file, {"key_field": "id", "outcomes": outcomes} if judged else None, run.tasks[group].file)
+
+
+def judged_value(docs: TaskDocs, sample: dict, measure: Measure) -> dict | None:
+    """The per-document value of a judged measure: ``{"key", "id", "scores"}`` (the reading's judge score per
+    dimension, ``None`` where judge_failed) or ``{"key", "id", "outcomes"}`` (MMAC), found in the run's judged
+    documents by the document's key (the key its logged item carries); ``None`` when the run judged no such document
+    (its generation failed, or the judge pass did not reach it)."""
+    item = headline_value(sample, measure.metric)
+    item = item if isinstance(item, dict) else {}
+    record = docs.judged or {}
+    key = str(item.get(record.get("key_field", "key"), item.get("key", item.get("id", ""))))
+    found = (record.get(measure.judged) or {}).get(key)
+    if found is None:
+        return None
+    return {"key": key, "id": item.get("id"), ("outcomes" if measure.judged == "outcomes" else "scores"): found}
 
 
 def _doc_key(sample: dict, metric: str) -> str | None:
@@ -451,7 +592,7 @@ def _compare_task(task: str, docs_a: TaskDocs, docs_b: TaskDocs, resamples: int,
         raise ReportInputError(f"{task}: the runs read different data ({docs_a.identity} in {docs_a.file}, {docs_b.identity} in {docs_b.file}); "
                                "documents cannot be paired (another data folder or revision)")  # fmt: skip
     measures = measures_for(task)
-    skipped = [{"task": task, "metric": m, "reason": "per-document judge scores are not in the samples"} for m in NOT_FROM_SAMPLES.get(task, [])]
+    skipped = _not_per_document(task, run_a, run_b)
     if not measures:
         return [], skipped + [{"task": task, "metric": "*", "reason": "no paired comparison is defined for this task"}]
     common = [d for d in docs_a.samples if d in docs_b.samples]
@@ -460,17 +601,30 @@ def _compare_task(task: str, docs_a: TaskDocs, docs_b: TaskDocs, resamples: int,
         key_a, key_b = _doc_key(docs_a.samples[doc], measures[0].metric), _doc_key(docs_b.samples[doc], measures[0].metric)
         if key_a != key_b:
             raise ReportInputError(f"{task}: doc_id {doc} is {key_a!r} in {docs_a.file} but {key_b!r} in {docs_b.file}: the runs read different data")
-    prepared = []
+    prepared, judged_notes = [], {}
     for measure in measures:
+        if measure.judged and (reason := _judged_unavailable(task, measure, docs_a, docs_b, run_a, run_b)):
+            skipped.append({"task": task, "metric": measure.metric, "reason": reason})
+            continue
         usable = [d for d in common if headline_value(docs_a.samples[d], measure.metric) is not None and headline_value(docs_b.samples[d], measure.metric) is not None]
         if not usable:
             skipped.append({"task": task, "metric": measure.metric, "reason": "no paired document carries this metric"})
             continue
-        values_a = [headline_value(docs_a.samples[d], measure.metric) for d in usable]
-        values_b = [headline_value(docs_b.samples[d], measure.metric) for d in usable]
+        if measure.judged:
+            values_a = [judged_value(docs_a, docs_a.samples[d], measure) for d in usable]
+            values_b = [judged_value(docs_b, docs_b.samples[d], measure) for d in usable]
+            judged_notes[measure.metric] = _judge_failed_note(values_a, values_b)
+        else:
+            values_a = [headline_value(docs_a.samples[d], measure.metric) for d in usable]
+            values_b = [headline_value(docs_b.samples[d], measure.metric) for d in usable]
         # one call over both runs: columns chosen from the values (PARSA's classes) then mean the same in A and B
         parts = measure.parts(values_a + values_b)
         figure = stats.Figure(parts[: len(values_a)], parts[len(values_a) :], measure.value, measure.median)
+        undefined = [side for side, value in zip("AB", figure.full()) if np.isnan(value)]
+        if undefined:  # e.g. MMAC Precision of a run that mentioned nothing, LLM-B with a dimension never judged
+            skipped.append({"task": task, "metric": measure.metric, "reason": f"not defined over the {len(usable)} paired documents in {' and '.join(undefined)} "
+                            "(nothing enters a denominator it needs: nothing judged, or nothing mentioned)"})  # fmt: skip
+            continue
         prepared.append((measure, tuple(usable), values_a, values_b, figure))
     rows = []
     groups: dict[tuple, list] = {}  # measures over the same documents share their resamples
@@ -486,6 +640,8 @@ def _compare_task(task: str, docs_a: TaskDocs, docs_b: TaskDocs, resamples: int,
                              only_b + len(common) - len(usable), run_a, run_b))  # fmt: skip
     order = {m.metric: i for i, m in enumerate(measures)}
     rows.sort(key=lambda r: order[r.metric])
+    for row in rows:
+        row.notes += judged_notes.get(row.metric, [])
     by_metric = {r.metric: r for r in rows}
     partners = {m.metric: m.partner for m in measures}
     for row in rows:
@@ -493,6 +649,52 @@ def _compare_task(task: str, docs_a: TaskDocs, docs_b: TaskDocs, resamples: int,
         if other and np.sign(row.difference) * np.sign(other.difference) < 0:
             row.notes.append(f"official and strict readings disagree in sign ({other.metric}: {other.difference:+.3g})")
     return rows, skipped
+
+
+def _not_per_document(task: str, run_a: Run | None, run_b: Run | None) -> list[dict]:
+    """The task's headline metrics of :data:`NOT_PER_DOCUMENT` (PARSA's COMET), each with what each run holds."""
+    out = []
+    for metric, reason in NOT_PER_DOCUMENT.items():
+        found = [r.tasks[task].metrics.get(metric) if r and task in r.tasks else None for r in (run_a, run_b)]
+        if all(v is None for v in found):
+            continue
+        states = [f"{side}: {'not in the results' if v is None else (f'{float(v):.4g}' if is_number(v) else str(v))}" for side, v in zip("AB", found)]
+        out.append({"task": task, "metric": metric, "reason": f"{reason} ({'; '.join(states)})"})
+    return out
+
+
+def _judged_unavailable(task: str, measure: Measure, docs_a: TaskDocs, docs_b: TaskDocs, run_a: Run | None, run_b: Run | None) -> str | None:
+    """Why a judged measure cannot be paired (each run's state named), or ``None`` when both runs hold its
+    per-document judge scores."""
+    states = []
+    for side, docs, run in (("A", docs_a, run_a), ("B", docs_b, run_b)):
+        if docs.judged is not None and isinstance(docs.judged.get(measure.judged), dict):
+            continue
+        own = run.tasks[task].metrics.get(measure.metric) if run and task in run.tasks else None
+        if isinstance(own, str):
+            states.append(f"{side}: {own}")
+        else:
+            states.append(f"{side}: its results file ({docs.results}) holds no per-document judge scores for this task (a run made before they were recorded)")
+    return "; ".join(states) or None
+
+
+def _judge_failed_note(values_a: list, values_b: list) -> list[str]:
+    """A note counting the paired documents judge_failed (on some dimension, or not judged at all) in one run only
+    and in both: each run's figure leaves them out of that dimension's denominators, as each run's own figure does
+    (and the official script), so there the two figures rest on different judged documents."""
+
+    def failed(value) -> bool:
+        if value is None:
+            return True
+        if "scores" in value:
+            return any(score is None for score in value["scores"])
+        return any(mentioned is None for _, mentioned, _ in value["outcomes"])
+
+    fa, fb = [failed(v) for v in values_a], [failed(v) for v in values_b]
+    a_only, b_only, both = sum(a and not b for a, b in zip(fa, fb)), sum(b and not a for a, b in zip(fa, fb)), sum(a and b for a, b in zip(fa, fb))
+    if not (a_only or b_only or both):
+        return []
+    return [f"judge_failed: {a_only} docs in A only, {b_only} in B only, {both} in both (each out of its own run's figure on that dimension, as the official script does)"]
 
 
 def _row(task, measure, figure, clusters, boot, perm, values_a, values_b, resamples, n_paired, n_only_a, n_only_b, run_a, run_b) -> Comparison:
@@ -546,12 +748,21 @@ def compare(folder_a: str | Path, folder_b: str | Path, tasks: list[str] | None 
     missing = [t for t in tasks or [] if t not in both]
     rows, refused, skipped = [], [], []
     for task in sorted(both):
+        if not measures_for(task):  # groups (their figures are over their tasks, compared one by one) and other benchmarks' tasks
+            group = task in {"mcga", "parsa", "mmac"} or not any(run_a.tasks[task].file.parent.glob(f"*_samples_{task}.jsonl"))
+            skipped.append({"task": task, "metric": "*", "reason": "a group or a task without per-document samples: its tasks are compared one by one"
+                            if group else "no paired comparison is defined for this task"})  # fmt: skip
+            continue
         try:
-            found, passed = compare_task(task, read_task_docs(run_a, task), read_task_docs(run_b, task), resamples, seed, run_a, run_b)
+            read = group_docs if task == "mmac" else read_task_docs
+            found, passed = compare_task(task, read(run_a, task), read(run_b, task), resamples, seed, run_a, run_b)
         except ReportInputError as error:
-            if "different data" not in str(error):
+            if "different data" in str(error):
+                refused.append({"task": task, "reason": str(error)})
+            elif task == "mmac":  # the group's category-macro needs every category task; the tasks are still compared
+                skipped.append({"task": task, "metric": "*", "reason": str(error)})
+            else:
                 raise
-            refused.append({"task": task, "reason": str(error)})
             continue
         rows += found
         skipped += passed
@@ -579,11 +790,14 @@ def _one_run(folder) -> Run:
     if len(runs) != 1:
         raise ReportInputError(f"{folder}: holds {len(runs)} runs (different models or arguments); give a folder of one run")
     run = runs[0]
-    configs = {}
-    for result in run.tasks.values():
-        data = json.loads(result.file.read_text(encoding="utf-8"))
-        configs.update({t: c for t, c in (data.get("configs") or {}).items() if t in run.tasks and run.tasks[t].file == result.file})
-    run.configs = configs
+    configs, judged = {}, {}
+    for file in {result.file for result in run.tasks.values()}:
+        data = json.loads(file.read_text(encoding="utf-8"))
+        configs.update({t: c for t, c in (data.get("configs") or {}).items() if t in run.tasks and run.tasks[t].file == file})
+        # the per-document judge scores the plugin writes (audio_bench_core.judged_documents)
+        written = (data.get("lmms_eval_audio_plugin") or {}).get("judged_documents") or {}
+        judged.update({t: e for t, e in written.items() if t in run.tasks and run.tasks[t].file == file})
+    run.configs, run.judged = configs, judged
     return run
 
 
@@ -618,8 +832,8 @@ def text_report(result: dict) -> str:
 
     lines = [f"A = {result['run_a']['label']}  ({result['run_a']['folder']})", f"B = {result['run_b']['label']}  ({result['run_b']['folder']})", ""]
     rows = table_rows(result)
-    for benchmark in ("mcga", "parsa"):
-        chosen = [r for r in rows if r[0].startswith(benchmark + "_")]
+    for benchmark in ("mcga", "parsa", "mmac"):
+        chosen = [r for r in rows if r[0] == benchmark or r[0].startswith(benchmark + "_")]
         if chosen:
             lines += [text_table(HEADERS, chosen), ""]
     lines.append(f"{result['resamples']} resamples, seed {result['seed']}; p (Holm): {result['p_value_adjustment']}; ↓ lower is better; MDD: smallest |B−A| "

@@ -331,9 +331,10 @@ def _exit_nonzero_on_failure(cli_evaluate_single):
         if not run_uses_plugin(args):  # lmms-eval's own runs keep lmms-eval's behaviour, exit status included
             return cli_evaluate_single(args, *rest, **kwargs)
         logger.info("lmms-eval-audio-plugin: a failed run exits 1, its cause last (plugin.py)")  # log lines under 160 characters
-        from audio_bench_core import run_status
+        from audio_bench_core import judged_documents, run_status
 
         run_status.clear()
+        judged_documents.clear()
         _prefer_task_name_over_empty_folder(args)
         try:
             if args is not None and not getattr(args, "tasks", None):  # lmms-eval: "Need to specify task", exit 0
@@ -654,7 +655,9 @@ def record_failures_on_other_tasks() -> None:
     go under ``results["lmms_eval_audio_plugin"]["failed_generations"][<task>]`` = ``{"failed", "requests",
     "first_error"}``, only when there are some. Also writes every task's status (failed or incomplete, with the
     reasons: :func:`audio_bench_core.run_status.statuses`) under ``results["lmms_eval_audio_plugin"]["task_status"]``,
-    only when some task has one. Wraps ``EvaluationTracker.save_results_aggregated``.
+    only when some task has one, and the judged tasks' per-document judge scores
+    (:mod:`audio_bench_core.judged_documents`) under ``results["lmms_eval_audio_plugin"]["judged_documents"]``.
+    Wraps ``EvaluationTracker.save_results_aggregated``.
     """
     from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
 
@@ -671,6 +674,10 @@ def record_failures_on_other_tasks() -> None:
             results.setdefault("lmms_eval_audio_plugin", {})["failed_generations"] = dict(FAILED_ON_OTHER_TASKS)
         if run_status.statuses() and isinstance(results, dict):
             results.setdefault("lmms_eval_audio_plugin", {})["task_status"] = run_status.statuses()
+        from audio_bench_core import judged_documents
+
+        if judged_documents.recorded() and isinstance(results, dict):  # per-document judge scores, for audio-bench-compare
+            results.setdefault("lmms_eval_audio_plugin", {})["judged_documents"] = judged_documents.recorded()
         return original(self, results, *args, **kwargs)
 
     save_results_aggregated._lmms_eval_audio_plugin_failures = True

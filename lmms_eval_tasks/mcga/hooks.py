@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from audio_bench_core import judge, responses
+from audio_bench_core import judge, judged_documents, responses
 from audio_bench_core.audio import DEFAULT_MAX_SECONDS, audio_for_model
 from audio_bench_core.data_identity import DocsLoader
 from lmms_eval_tasks.judge_provider import LlmJudgeClient
@@ -340,8 +340,17 @@ def _combined(items: list[dict], combine, strict: bool = False) -> float | str:
     result = _judged(_task_of(items), items)
     if isinstance(result, str):
         return result
+    _record_documents(items, result)
     value = combine({name: (d.strict if strict else d).mean for name, d in result.dimensions.items()})
     return "not computed: a dimension has no judged item (see 'judge')" if value is None else value
+
+
+def _record_documents(items: list[dict], result: judge.JudgedTask) -> None:
+    """Keep the pass's per-document scores of every dimension, both readings, for the results file
+    (:mod:`audio_bench_core.judged_documents`: LLM-B/LLM-C recomputed per document by ``audio-bench-compare``)."""
+    task = _task_of(items)
+    dimensions = judging.S2TT_DIMENSIONS if task == "s2tt" else judging.SEC_DIMENSIONS
+    judged_documents.record(f"mcga_{task}", judged_documents.dimension_scores(result, items, list(dimensions)))
 
 
 def mcga_agg_llm_b(items: list[dict]) -> float | str:

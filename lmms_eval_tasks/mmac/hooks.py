@@ -17,7 +17,7 @@ from functools import partial
 
 from loguru import logger
 
-from audio_bench_core import judge
+from audio_bench_core import judge, judged_documents
 from audio_bench_core.audio import audio_for_model
 from audio_bench_core.data_identity import DocsLoader
 from audio_bench_core import responses
@@ -169,12 +169,38 @@ def _outcomes(items: list[dict], judged: judge.JudgedTask) -> tuple[list[metrics
     return outcomes, extra
 
 
+def _document_outcomes(items: list[dict], judged: judge.JudgedTask) -> dict:
+    """The per-document outcomes of the pass (:mod:`audio_bench_core.judged_documents`, "outcomes" shape), the same
+    outcomes :func:`_outcomes` counts, so ``audio-bench-compare`` recomputes Coverage / Precision / Accuracy from them."""
+    rubric = judging.load_rubric()
+    by_key = {key: dimension.by_key() for key, dimension in judged.dimensions.items()}
+    outcomes, failed = {}, []
+    for item in items:
+        if item["generation_failure"]:
+            failed.append(str(item["id"]))
+            continue
+        rows = []
+        for target in item["targets"]:
+            dimension = target["dimension"]
+            if not item["caption"]:
+                rows.append([dimension, False, None])  # an omission, without a judge call
+                continue
+            judgment = by_key.get(f"{dimension}{_KEY_SEPARATOR}{item['bucket']}", {}).get(str(item["id"]))
+            if judgment is None:
+                rows.append([dimension, None, None])  # judge_failed
+            else:
+                rows.append([dimension, judgment.mentioned, judging.normalized_score(judgment, rubric["dimensions"][dimension]["scale"])])
+        outcomes[str(item["id"])] = rows
+    return {"key_field": "id", "outcomes": outcomes, "generation_failed": failed}
+
+
 def _scores(items: list[dict]) -> dict | str:
     """Everything the judged metrics report, computed once per task, or the reason it was not computed."""
     result = _judged(items)
     if isinstance(result, str):
         return result
     outcomes, extra = _outcomes(items, result)
+    judged_documents.record(items[0]["task"], _document_outcomes(items, result))
     per_dimension = metrics.dimension_scores(outcomes)
     for dimension, entry in per_dimension.items():
         entry["generation_failed"] = extra["generation_failed"].get(dimension, 0)
