@@ -118,7 +118,7 @@ def test_documents_judge_failed_in_one_run_only_are_counted_and_left_out_of_that
 
 
 def test_llm_b_interval_and_p_come_from_resampling_whole_documents(runs):
-    """Reference: the same random draws as the comparison (the task's measures share one group: seed + 0; one chunk),
+    """Reference: the same random draws as the comparison (the task's measures share one group: seed + 0),
     each resample's LLM-B recomputed with mcga.judging.llm_b on the means of the resampled documents' scores (judge_failed
     left out), not from summed parts."""
     records = {}
@@ -140,9 +140,9 @@ def test_llm_b_interval_and_p_come_from_resampling_whole_documents(runs):
         return float("nan") if value is None else value
 
     n = len(keys)
-    rng = np.random.default_rng(SEED)
-    draws = rng.integers(0, n, size=(RESAMPLES, n))
-    swaps = rng.random((RESAMPLES, n)) < 0.5
+    boot_seed, perm_seed = np.random.SeedSequence(SEED).spawn(2)  # the bootstrap's and the permutation's streams (docs/report.md)
+    draws = np.random.default_rng(boot_seed).integers(0, n, size=(RESAMPLES, n))
+    swaps = np.random.default_rng(perm_seed).integers(0, 2, size=(RESAMPLES, n), dtype=bool)
     boot = [llm_b(records["b"], draw) - llm_b(records["a"], draw) for draw in draws]
     perm = []
     for swap in swaps:
