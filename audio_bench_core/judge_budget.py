@@ -8,7 +8,8 @@ from the cache take none. When none is left, the pass makes no further call: the
 (:mod:`audio_bench_core.run_status`): its judged figures cover only the judged items, and the exit status says so.
 
 Estimate: :func:`estimate_requests` sums, over the requests a pass would send, the number of calls, the prompt tokens
-(:func:`approx_tokens` of every message) and the completion-token bound (each request's token limit), and a cost
+(:func:`approx_tokens` of every message) and the completion tokens (each request's token limit, or a stated
+assumption where it has none), and a cost
 when the user set prices (``AUDIO_JUDGE_PRICE_IN`` / ``AUDIO_JUDGE_PRICE_OUT``, currency per million tokens).
 """
 
@@ -80,25 +81,35 @@ def approx_tokens(text: str) -> int:
     return wide + math.ceil(other / 4)
 
 
+#: Completion tokens assumed for a request that leaves its limit to the server (a verdict with a short reason).
+ASSUMED_COMPLETION_TOKENS = 256
+
+
 @dataclass(frozen=True)
 class JudgeEstimate:
     """What a judge pass is expected to send: ``calls`` (requests, one call each without retries), ``prompt_tokens``
-    (approximate), ``completion_tokens_max`` (the sum of the requests' token limits; None when some request leaves the
-    limit to the server), ``cost_max`` (at the user's prices per million tokens; None without prices or bound)."""
+    (approximate), ``completion_tokens`` (each request's token limit, or :data:`ASSUMED_COMPLETION_TOKENS` for the
+    ``unbounded`` requests that leave it to the server), ``cost`` (at the user's prices per million tokens; None
+    without prices)."""
 
     calls: int
     prompt_tokens: int
-    completion_tokens_max: int | None
-    cost_max: float | None
+    completion_tokens: int
+    unbounded: int
+    cost: float | None
 
     def as_dict(self) -> dict:
-        return {"calls": self.calls, "prompt_tokens": self.prompt_tokens, "completion_tokens_max": self.completion_tokens_max, "cost_max": self.cost_max}
+        return {"calls": self.calls, "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "requests_without_token_limit": self.unbounded, "cost": self.cost}  # fmt: skip
 
     def line(self, task: str) -> str:
-        """One line for the log: ``judge estimate <task>: N calls, ~P prompt tokens, <= C completion tokens[, cost]``."""
-        completion = f"<= {self.completion_tokens_max:,} completion tokens" if self.completion_tokens_max is not None else "completion tokens bounded by the server's default limit"
-        if self.cost_max is not None:
-            cost = f", cost <= {self.cost_max:.4f} at {PRICE_VARS[0]}/{PRICE_VARS[1]} per million tokens"
+        """One line for the log: ``judge estimate <task>: N calls, ~P prompt tokens, C completion tokens[, cost]``."""
+        if self.unbounded:
+            completion = f"~{self.completion_tokens:,} completion tokens ({self.unbounded:,} requests without a token limit assumed {ASSUMED_COMPLETION_TOKENS} each)"
+        else:
+            completion = f"<= {self.completion_tokens:,} completion tokens"
+        if self.cost is not None:
+            cost = f", cost ~{self.cost:.4f} at {PRICE_VARS[0]}/{PRICE_VARS[1]} per million tokens"
         else:
             cost = f" (set {PRICE_VARS[0]} and {PRICE_VARS[1]}, per million tokens, for a cost)"
         return f"judge estimate {task}: {self.calls:,} calls, ~{self.prompt_tokens:,} prompt tokens, {completion}{cost}"
@@ -129,19 +140,17 @@ def estimate_requests(requests: Iterable[tuple[Sequence[tuple[str, str]], int | 
     """The :class:`JudgeEstimate` of ``requests``: ``(messages as (role, content) pairs, token limit or None)`` each.
 
     Prompt tokens: :func:`approx_tokens` of every message's content plus :data:`MESSAGE_OVERHEAD_TOKENS` per message.
-    Completion tokens are bounded by each request's limit (what a judge may write; short verdicts write far fewer).
+    Completion tokens: each request's limit (what a judge may write; short verdicts write fewer), or
+    :data:`ASSUMED_COMPLETION_TOKENS` where there is none.
     """
-    calls = prompt = 0
-    completion: int | None = 0
+    calls = prompt = completion = unbounded = 0
     for messages, limit in requests:
         calls += 1
         prompt += sum(approx_tokens(content) + MESSAGE_OVERHEAD_TOKENS for _, content in messages)
-        completion = None if completion is None or limit is None else completion + limit
-    cost = None
-    if prices is not None and completion is not None:
-        cost = (prompt * prices[0] + completion * prices[1]) / 1e6
-    return JudgeEstimate(calls, prompt, completion, cost)
-
+        completion += ASSUMED_COMPLETION_TOKENS if limit is None else limit
+        unbounded += limit is None
+    cost = (prompt * prices[0] + completion * prices[1]) / 1e6 if prices is not None else None
+    return JudgeEstimate(calls, prompt, completion, unbounded, cost)
 
 _ESTIMATES: dict[str, JudgeEstimate] = {}
 

@@ -34,14 +34,15 @@ def test_approx_tokens_counts_wide_characters_one_each_and_others_by_four():
     assert judge_budget.approx_tokens(" \n\t") == 0
 
 
-def test_an_estimate_sums_calls_prompt_tokens_and_the_completion_bound_and_prices_it():
+def test_an_estimate_sums_calls_prompt_tokens_and_completion_tokens_and_prices_it():
     requests = [((("system", "be terse"), ("user", "天地玄黄")), 10), ((("user", "hello world"),), 20)]
     # prompt: (2 + 4) + (4 + 4) + (3 + 4) = 21 tokens (each message: its tokens + 4 for the chat format)
     estimate = judge_budget.estimate_requests(requests, prices=(2.0, 8.0))
-    assert estimate == judge_budget.JudgeEstimate(calls=2, prompt_tokens=21, completion_tokens_max=30, cost_max=(21 * 2.0 + 30 * 8.0) / 1e6)
-    unbounded = judge_budget.estimate_requests([*requests, ((("user", "x"),), None)], prices=(2.0, 8.0))
-    assert (unbounded.calls, unbounded.prompt_tokens, unbounded.completion_tokens_max, unbounded.cost_max) == (3, 26, None, None)
-    assert "3 calls, ~26 prompt tokens, completion tokens bounded by the server's default limit" in unbounded.line("t")
+    assert estimate == judge_budget.JudgeEstimate(calls=2, prompt_tokens=21, completion_tokens=30, unbounded=0, cost=(21 * 2.0 + 30 * 8.0) / 1e6)
+    assert "2 calls, ~21 prompt tokens, <= 30 completion tokens, cost ~0.0003 at" in estimate.line("t")
+    unbounded = judge_budget.estimate_requests([*requests, ((("user", "x"),), None)])
+    assert (unbounded.calls, unbounded.prompt_tokens, unbounded.completion_tokens, unbounded.unbounded, unbounded.cost) == (3, 26, 30 + 256, 1, None)
+    assert "3 calls, ~26 prompt tokens, ~286 completion tokens (1 requests without a token limit assumed 256 each)" in unbounded.line("t")
 
 
 def test_prices_are_read_from_both_variables_or_refused_by_name(monkeypatch):
