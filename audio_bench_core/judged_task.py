@@ -16,6 +16,7 @@ from functools import partial
 
 from loguru import logger
 
+from audio_bench_core import judge_budget, run_status
 from audio_bench_core.judge_client import Judge
 from audio_bench_core.judge_config import JudgeConfig, _mask, scrub
 from audio_bench_core.judge_reply import JudgeRequest, Validator, _snippet
@@ -265,6 +266,16 @@ def _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes,
             for name, dimension in dimensions.items()
         },
     }
+    estimate = judge_budget.estimate_of(task)
+    if estimate is not None:
+        provenance["estimate"] = estimate.as_dict()  # beside usage_reported: what the replies said they used
+    skipped = provenance["judge_skipped_budget"]
+    if skipped:
+        run_status.mark(
+            task, run_status.INCOMPLETE,
+            f"{skipped} of {len(planned)} judge requests not made: {judge_budget.MAX_CALLS_VAR}={config.max_calls} was reached; "
+            "the judged figures cover the judged items only (judge_skipped_budget)",
+        )  # fmt: skip
     _log_summary(task, dimensions, provenance)
     return JudgedTask(dimensions, provenance)
 

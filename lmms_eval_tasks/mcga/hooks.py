@@ -250,7 +250,7 @@ def mcga_agg_signature(items: list[str]) -> str:
 #: stored in the cache), candidate_prompt_framing (candidates holding prompt-like text: mcga.judging.prompt_framing).
 JUDGE_COUNTS = (
     "judge_failed", "judge_failed_strict", "strict_differs", "judge_verdicts_after_reasoning", "judge_unfinished_reasoning",
-    "judge_uncached", "candidate_prompt_framing", "judge",
+    "judge_uncached", "judge_skipped_budget", "candidate_prompt_framing", "judge",
 )  # fmt: skip
 S2TT_STRICT = tuple(f"{name}_strict" for name in (*judging.S2TT_DIMENSIONS, "llm_b"))
 SEC_STRICT = tuple(f"{name}_strict" for name in (*judging.SEC_DIMENSIONS, "llm_c"))
@@ -270,6 +270,19 @@ def _sec_requests(item: dict) -> dict[str, judge.JudgeRequest]:
         name: judge.JudgeRequest.of(judging.sec_judge_messages(name, item[field], item["parts"][index]))
         for name, (_, field, index, _) in judging.SEC_DIMENSIONS.items()
     }
+
+
+def mcga_judge_requests_for_estimate(doc: dict) -> list[judge.JudgeRequest]:
+    """The judge requests one document's judged answer will send (S2TT: 3, SEC: 3; other tasks: none), for the cost
+    estimate before inference (:mod:`lmms_eval_tasks.judge_estimate`). The answer is assumed to be the reference:
+    the gold translation (S2TT), the gold persona, tone and sentence parts (SEC)."""
+    if doc[TASK_FIELD] == "s2tt":
+        return list(_s2tt_requests({"source": doc["asr"], "translation": mcga_doc_to_target(doc)}).values())
+    if doc[TASK_FIELD] == "sec":
+        parts = {index: doc[field] for _, field, index, _ in judging.SEC_DIMENSIONS.values()}
+        item = {**{field: doc[field] for _, field, _, _ in judging.SEC_DIMENSIONS.values()}, "parts": [parts.get(i, "") for i in range(max(parts) + 1)]}
+        return list(_sec_requests(item).values())
+    return []
 
 
 def _sec_official(dimension: str, reply: str, item: dict) -> float:
@@ -401,6 +414,7 @@ def _pass_count(name: str, items: list[dict]) -> int | str:
 mcga_agg_judge_verdicts_after_reasoning = partial(_pass_count, "reasoning_read_past")
 mcga_agg_judge_unfinished_reasoning = partial(_pass_count, "unfinished_reasoning")
 mcga_agg_judge_uncached = partial(_pass_count, "uncached_replies")
+mcga_agg_judge_skipped_budget = partial(_pass_count, "judge_skipped_budget")
 
 
 def mcga_agg_candidate_prompt_framing(items: list[dict]) -> int:

@@ -75,7 +75,7 @@ def mmac_doc_to_target(doc: dict) -> str:
 
 JUDGED_METRICS = (
     "coverage", "precision", "accuracy", "dimensions", "judge_failed", "judge_verdicts_after_reasoning", "judge_unfinished_reasoning",
-    "judge_uncached", "judge", "caption_length",
+    "judge_uncached", "judge_skipped_budget", "judge", "caption_length",
 )  # fmt: skip
 
 
@@ -120,6 +120,19 @@ def _requests(item: dict) -> dict[str, judge.JudgeRequest]:
         f"{t['dimension']}{_KEY_SEPARATOR}{item['bucket']}": judge.JudgeRequest.of(judging.judge_messages(t["dimension"], t["label"], item["caption"], rubric))
         for t in item["targets"]
     }
+
+
+#: The caption length the cost estimate assumes (words): MMAC's references are per-dimension labels, not captions.
+ESTIMATE_CAPTION_WORDS = 150
+
+
+def mmac_judge_requests_for_estimate(doc: dict) -> list[judge.JudgeRequest]:
+    """The judge requests one document's caption will send (one per target dimension), for the cost estimate before
+    inference (:mod:`lmms_eval_tasks.judge_estimate`), the caption assumed :data:`ESTIMATE_CAPTION_WORDS` words long."""
+    caption = " ".join(["word"] * ESTIMATE_CAPTION_WORDS)
+    length = metrics.caption_length(caption)
+    item = {"generation_failure": None, "caption": caption, "bucket": metrics.length_bucket(length), "targets": doc["targets"]}
+    return list(_requests(item).values())
 
 
 def _judgment_or_reason(scale: int, reply: str | None, item: dict | None = None) -> judging.Judgment | str:
@@ -262,6 +275,7 @@ def _pass_count(name: str, items: list[dict]) -> int | str:
 mmac_agg_judge_verdicts_after_reasoning = partial(_pass_count, "reasoning_read_past")
 mmac_agg_judge_unfinished_reasoning = partial(_pass_count, "unfinished_reasoning")
 mmac_agg_judge_uncached = partial(_pass_count, "uncached_replies")
+mmac_agg_judge_skipped_budget = partial(_pass_count, "judge_skipped_budget")
 
 
 def mmac_agg_judge(items: list[dict]) -> dict | str:
