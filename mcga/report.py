@@ -115,6 +115,9 @@ def cmc_from_results(tasks: dict[str, dict], strict: bool = False) -> float | No
     )  # fmt: skip
 
 
+#: How a refusal for want of shared documents ends (said once after the pairs it names).
+NO_SHARED_TAIL = ": CMC compares one set of documents in both modes"
+
 #: The three ratios of CMC (paper eq. 1): (label, audio task, text task, official metric, strict metric).
 CMC_PAIRS = (
     ("SQA/QA", "mcga_sqa", "mcga_sqa_text", "f1_official", "f1_official"),
@@ -161,8 +164,9 @@ def cmc_over_shared_documents(tasks: dict[str, dict], per_document: dict[str, di
             part["n"] = sum(1 for d in shared if official in audio_docs[d] and official in text_docs[d])
             part["scored"] = {audio_task: len(audio_docs), text_task: len(text_docs)}
             matched_by.append("document")
-            if not part["n"]:
-                out["error"] = f"{audio_task} and {text_task} share no scored document ({len(audio_docs)} and {len(text_docs)} scored): CMC compares one set of documents in both modes"
+            if not part["n"]:  # every pair without a shared document is named, not only the last
+                reason = f"{audio_task} and {text_task} share no scored document ({len(audio_docs)} and {len(text_docs)} scored)"
+                out["error"] = f"{out['error'].removesuffix(NO_SHARED_TAIL)}; {reason}{NO_SHARED_TAIL}" if out["error"] else f"{reason}{NO_SHARED_TAIL}"
         else:
             (audio_n, audio_all), (text_n, text_all) = counts.get(audio_task, (None, None)), counts.get(text_task, (None, None))
             for side, task in (("audio", audio_task), ("text", text_task)):

@@ -70,3 +70,156 @@ def test_json_text_writes_null_and_the_reason_for_non_finite_numbers():
     }
     # an existing note is kept as the reason, not doubled
     assert finite_or_null({"w": math.nan, "w_note": "one rater"}) == {"w": None, "w_note": "one rater"}
+
+
+# ------------------------------------------------------------------ through the real CLI and audio-bench-report
+# Three replay runs of one "model" (one predictions file, so one report run per folder):
+#   A: mcga_sqa, mcga_su, mcga_sr on the shipped sample (6/5/4 documents), every answer wrong (score 0) except the
+#      first two documents of each task, and of those SR's second is wrong too;
+#   B: their text twins with --limit 2, every answer gold;
+#   C: the audio tasks with --limit 2 on the sample with its rows reversed (its last two documents, which B never ran),
+#      plus mcga_asr where every answer is unfinished reasoning (a failed run by our rule: exit 1, task_status failed).
+# Folder "matched" = A + B: the same-document CMC over the two documents B ran is
+#   SQA/QA = 100/100, SU/LU = 100/100, SR/LR = 50/100  ->  (1 + 1 + 0.5) / 3 * 100 = 83.33 (n = 2/2/2);
+#   the results alone would give (33.33 + 40 + 25) / 3 = 32.78 (A over 6/5/4 documents against B's 100).
+# Folder "disjoint" = B + C: no document in common -> refused, the reason named.
+
+import os  # noqa: E402
+import shutil  # noqa: E402
+
+from audio_bench_report.cli import write_report  # noqa: E402
+from audio_bench_report.runs import read_runs  # noqa: E402
+from audio_bench_report.tables import Context  # noqa: E402
+from mcga import data as mcga_data  # noqa: E402
+from mcga import metrics as mcga_metrics  # noqa: E402
+from mcga import report as mcga_report  # noqa: E402
+from tests.test_cli_end_to_end import run_cli  # noqa: E402
+
+ANSWER = {"sqa": "sqa_a", "su": "su_a", "sr": "sr_a"}
+WRONG_SQA = "ABC"  # no character of any gold SQA answer: official F1 0 (asserted below)
+UNFINISHED = "<think>\n这段音频读的是一首诗，我先听第一句，"
+
+
+def _wrong_letter(gold: str) -> str:
+    return "A" if gold.strip() != "A" else "B"
+
+
+def _predictions(path):
+    rows, key = [], mcga_data.DOC_KEY_FIELD
+    for task, field in ANSWER.items():
+        for index, row in enumerate(mcga_data.load_task_rows(task, data_dir=mcga_data.SAMPLE_DATA_DIR)):
+            right = index == 0 or (index == 1 and task != "sr")
+            wrong = WRONG_SQA if task == "sqa" else _wrong_letter(row[field])
+            assert task != "sqa" or mcga_metrics.official_sqa_f1(row[field], WRONG_SQA) == 0
+            rows.append({"task": f"mcga_{task}", "key": row[key], "response": row[field] if right else wrong})
+            rows.append({"task": f"mcga_{task}_text", "key": row[key], "response": row[field]})
+    rows += [{"task": "mcga_asr", "key": r[key], "response": UNFINISHED} for r in mcga_data.load_task_rows("asr", data_dir=mcga_data.SAMPLE_DATA_DIR)]
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+
+
+def _reversed_sample(folder):
+    """The shipped sample with the SQA/SU/SR rows in reverse order (the audio and the other files copied: a link out of
+    the data folder is refused by the data check)."""
+    folder.mkdir()
+    for source in mcga_data.SAMPLE_DATA_DIR.iterdir():
+        if source.is_dir():
+            shutil.copytree(source, folder / source.name)
+        elif any(f"_{task}_" in source.name for task in ANSWER):
+            lines = [line for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
+            (folder / source.name).write_text("\n".join(reversed(lines)) + "\n", encoding="utf-8")
+        else:
+            shutil.copy(source, folder / source.name)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def cli_runs(tmp_path_factory, lmms_eval_cli):
+    root = tmp_path_factory.mktemp("combined")
+    env = {k: v for k, v in os.environ.items() if k not in ("MCGA_DATA_DIR", "DEEPSEEK_API_KEY") and not k.startswith("AUDIO_JUDGE_")}
+    env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_DATASETS_CACHE=str(root / "hf"), PYTHONUNBUFFERED="1")
+    predictions = root / "predictions.jsonl"
+    _predictions(predictions)
+
+    def lmms_eval(out, tasks, *extra, data_dir=None):
+        command = [lmms_eval_cli, "--tasks", tasks, "--model", "replay", "--model_args", f"predictions={predictions}", "--output_path", str(out),
+                   "--log_samples", "--verbosity", "DEBUG", *extra]  # fmt: skip
+        return run_cli(command, {**env, **({"MCGA_DATA_DIR": str(data_dir)} if data_dir else {})}, cwd=root)
+
+    code_a, log_a = lmms_eval(root / "a", "mcga_sqa,mcga_su,mcga_sr")
+    code_b, log_b = lmms_eval(root / "b", "mcga_sqa_text,mcga_su_text,mcga_sr_text", "--limit", "2")
+    code_c, log_c = lmms_eval(root / "c", "mcga_sqa,mcga_su,mcga_sr,mcga_asr", "--limit", "2", data_dir=_reversed_sample(root / "reversed"))
+    assert code_a == 0, log_a[-3000:]
+    assert code_b == 0, log_b[-3000:]
+    assert code_c == 1 and "lmms-eval run failed: FailedRunError: mcga_asr: failed run" in log_c, log_c[-3000:]  # exit 1, after writing every file
+    assert len(list((root / "c").rglob("*_results.json"))) == 1 and len(list((root / "c").rglob("*_samples_*.jsonl"))) == 4
+    folders = {"matched": ("a", "b"), "disjoint": ("b", "c")}
+    for name, parts in folders.items():
+        for part in parts:
+            shutil.copytree(root / part, root / name / part)
+    report = root / "report"
+    write_report([root / "matched", root / "disjoint"], report, ["matched", "disjoint"])
+    return {"root": root, "report": report}
+
+
+def _csv(report, key) -> list[dict]:
+    import csv
+
+    with open(report / "tables" / f"{key}.csv", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.mark.cli
+def test_the_report_cmc_is_over_the_documents_both_modes_scored(cli_runs):
+    root, report = cli_runs["root"], cli_runs["report"]
+    [run] = read_runs(root / "matched")
+    # the results alone: A over 6/5/4 documents, B over 2/2/2
+    assert (run.get("mcga_sqa").number("f1_official"), run.get("mcga_su").number("acc_official"), run.get("mcga_sr").number("acc_official")) == (
+        pytest.approx(200 / 6), pytest.approx(40.0), pytest.approx(25.0))  # fmt: skip
+    assert {t: run.get(t).n_effective for t in CMC_TASKS} == {"mcga_sqa": 6, "mcga_su": 5, "mcga_sr": 4, "mcga_sqa_text": 2, "mcga_su_text": 2, "mcga_sr_text": 2}
+    results_alone = (200 / 6 + 40 + 25) / 3  # 32.78: what a CMC from the two tasks' results alone would say
+    for key in ("mcga_main", "mcga_cmc"):
+        [row] = [r for r in _csv(report, key) if r["kind"] == "run" and r["label"] == "matched"]
+        assert float(row["cmc"]) == pytest.approx(250 / 3) and float(row["cmc_strict"]) == pytest.approx(250 / 3), key
+        assert float(row["cmc"]) != pytest.approx(results_alone)
+        assert row["cmc_n"] == "2/2/2" and row["cmc_strict_n"] == "2/2/2"
+    markdown = (report / "tables" / "mcga_main.md").read_text(encoding="utf-8")
+    assert "CMC over the documents both modes scored (matched by document, from the samples files): SQA/QA 2, SU/LU 2, SR/LR 2" in markdown
+    # mcga-report gives the same figure (one implementation)
+    import contextlib
+    import io
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert mcga_report.main([str(root / "matched"), "--json"]) == 0
+    out = json.loads(printed.getvalue())
+    assert out["cmc"] == pytest.approx(250 / 3) and out["cmc_documents"] == {"SQA/QA": 2, "SU/LU": 2, "SR/LR": 2}
+
+
+@pytest.mark.cli
+def test_the_report_refuses_cmc_when_the_modes_share_no_document(cli_runs):
+    root, report = cli_runs["root"], cli_runs["report"]
+    [run] = read_runs(root / "disjoint")
+    assert all(run.get(t).n_effective == 2 for t in CMC_TASKS)  # both modes ran 2 documents each: the counts alone look alike
+    for key in ("mcga_main", "mcga_cmc"):
+        [row] = [r for r in _csv(report, key) if r["kind"] == "run" and r["label"] == "disjoint"]
+        assert row["cmc"] == "n/c" and row["cmc_strict"] == "n/c" and "N" in row["cmc_marks"].split(), key
+    markdown = (report / "tables" / "mcga_main.md").read_text(encoding="utf-8")
+    assert ("CMC: not computed: mcga_sqa and mcga_sqa_text share no scored document (2 and 2 scored); mcga_su and mcga_su_text share no scored "
+            "document (2 and 2 scored); mcga_sr and mcga_sr_text share no scored document (2 and 2 scored): CMC compares one set of documents in both modes") in markdown
+
+
+@pytest.mark.cli
+def test_the_health_table_shows_a_task_the_run_marked_failed_with_its_reason(cli_runs):
+    root, report = cli_runs["root"], cli_runs["report"]
+    [results_file] = (root / "disjoint" / "c").rglob("*_results.json")
+    status = json.loads(results_file.read_text(encoding="utf-8"))["lmms_eval_audio_plugin"]["task_status"]
+    assert list(status) == ["mcga_asr"] and status["mcga_asr"]["status"] == "failed"
+    reason = status["mcga_asr"]["reasons"][0]
+    assert reason.startswith("FailedRunError: mcga_asr: failed run: 2 of 2 responses (100.0%)")
+    [health] = [r for r in _csv(report, "health") if r["label"] == "disjoint" and r["detail"] == "mcga_asr"]
+    # every count of a failed task is withheld ("not computed"), so only the run's own record can say it failed
+    assert health["empty_failed"] in ("0", "0.0", "", "–") and "F" in health["marks"].split()
+    assert f"marked failed by the run: {reason}" in health["why"]
+    [asr] = [r for r in _csv(report, "mcga_main") if r["kind"] == "run" and r["label"] == "disjoint"]
+    assert asr["asr_cer"] == "n/c" and {"F", "N"} <= set(asr["asr_cer_marks"].split())
+    assert (report / "report.md").is_file() and "disjoint: FAILED tasks (mark F), marked failed by the run: mcga_asr" in (report / "report.md").read_text(encoding="utf-8")
