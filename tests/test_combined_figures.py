@@ -223,3 +223,76 @@ def test_the_health_table_shows_a_task_the_run_marked_failed_with_its_reason(cli
     [asr] = [r for r in _csv(report, "mcga_main") if r["kind"] == "run" and r["label"] == "disjoint"]
     assert asr["asr_cer"] == "n/c" and {"F", "N"} <= set(asr["asr_cer_marks"].split())
     assert (report / "report.md").is_file() and "disjoint: FAILED tasks (mark F), marked failed by the run: mcga_asr" in (report / "report.md").read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------ MMAC's group figure (lmms-eval's own group step)
+# lmms-eval computes a group's figures in evaluator_utils.consolidate_group_results, after every task's aggregation and
+# outside lmms_eval_tasks.plugin.guard_aggregations: it calls the YAML's aggregation with (values, sizes, weight_by_size)
+# for every subtask metric whose name CONTAINS the configured one ("accuracy" also picks "accuracy_by_length").
+
+
+def _consolidate(aggregation, category_results: dict, metrics=("accuracy", "coverage")):
+    import collections
+
+    from lmms_eval.api.group import ConfigurableGroup
+    from lmms_eval.api.task import ConfigurableTask
+    from lmms_eval.evaluator_utils import consolidate_group_results
+
+    class _Category(ConfigurableTask):  # only its name is read by the group step
+        def __init__(self, name):
+            self._name = name
+
+        @property
+        def task_name(self):
+            return self._name
+
+    group = ConfigurableGroup(config={"group": "mmac", "task": [], "aggregate_metric_list": [{"metric": m, "aggregation": aggregation, "weight_by_size": False} for m in metrics]})
+    results = collections.defaultdict(dict, {task: dict(values) for task, values in category_results.items()})
+    consolidated, *_ = consolidate_group_results(results, {}, {group: {task: _Category(task) for task in category_results}})
+    return consolidated
+
+
+@pytest.fixture
+def _clean_status():
+    from audio_bench_core import run_status
+
+    run_status.clear()
+    yield run_status
+    run_status.clear()
+
+
+def test_mmac_category_macro_is_not_computed_for_a_withheld_or_non_number_category(_clean_status):
+    from lmms_eval_tasks.mmac.hooks import mmac_agg_category_macro
+
+    withheld = "not computed: FailedRunError: mmac_background: failed run: 3 of 3 responses"
+    categories = {
+        "mmac_content": {"accuracy,none": 50.0, "accuracy_stderr,none": "N/A", "coverage,none": 80.0, "coverage_stderr,none": "N/A",
+                         "accuracy_by_length,none": {"short": 40.0}, "accuracy_by_length_stderr,none": "N/A", "samples": 3},  # lmms-eval writes a stderr for every metric
+        "mmac_background": {"accuracy,none": withheld, "accuracy_stderr,none": "N/A", "coverage,none": 60.0, "coverage_stderr,none": "N/A", "samples": 3},
+    }  # fmt: skip
+    group = _consolidate(mmac_agg_category_macro, categories)["mmac"]
+    assert group["coverage,none"] == pytest.approx(70.0)  # (80 + 60) / 2
+    assert group["accuracy,none"] == f"not computed: 1 of 2 categories have no value ({withheld})"
+    # a dict under a matching name no longer raises TypeError inside lmms-eval (which lost the whole run)
+    assert group["accuracy_by_length,none"] == "not computed: 1 of 1 categories have no number (one is dict)"
+    assert _clean_status.statuses() == {}  # a figure without a value is not a failure of the group
+    assert categories["mmac_content"]["accuracy,none"] == 50.0
+
+
+def test_an_exception_in_a_group_aggregation_costs_only_that_figure_and_marks_the_group_failed(_clean_status):
+    from audio_bench_core.run_status import guarded_group_aggregation
+
+    @guarded_group_aggregation("mmac")
+    def breaks_on_coverage(values, sizes, weight_by_size):
+        if max(values) > 75:
+            raise KeyError("coverage bucket")
+        return sum(values) / len(values)
+
+    categories = {"mmac_content": {"accuracy,none": 50.0, "accuracy_stderr,none": "N/A", "coverage,none": 80.0, "coverage_stderr,none": "N/A", "samples": 3},
+                  "mmac_background": {"accuracy,none": 30.0, "accuracy_stderr,none": "N/A", "coverage,none": 60.0, "coverage_stderr,none": "N/A", "samples": 3}}  # fmt: skip
+    group = _consolidate(breaks_on_coverage, categories)["mmac"]
+    assert group["accuracy,none"] == pytest.approx(40.0)  # kept
+    assert group["coverage,none"] == "not computed: mmac group aggregation raised KeyError: 'coverage bucket'"
+    assert _clean_status.statuses() == {"mmac": {"status": "failed", "reasons": ["mmac group aggregation raised KeyError: 'coverage bucket'"]}}
+    nan = guarded_group_aggregation("mmac")(lambda values, sizes, weight: float("nan"))
+    assert nan([1.0], [1], False) == "not computed: mmac group aggregation is undefined here (it gave nan)"
