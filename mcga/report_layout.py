@@ -235,8 +235,8 @@ def cmc_table(runs: list[Run], published: dict, context: Context) -> Table | Non
         row["cmc"], row["cmc_strict"] = _cmc_cell(run, published, context, False), _cmc_cell(run, published, context, True)
         cells.append(row)
     table = Table("mcga_cmc", "MCGA cross-modal consistency (paper Table 8): audio vs text-mode scores", columns)
-    table.notes = ["QA/LU/LR: the same questions with the transcript instead of the audio (mcga_*_text); each task's cell is its own figure, over its own "
-                   "documents. The paper's Table 8 values are not in its accessible text.", CMC_NOTE]
+    table.notes = [("QA/LU/LR: the same questions with the transcript instead of the audio (mcga_*_text); each task's cell is its own figure, over its own "
+                    "documents. The paper's Table 8 values are not in its accessible text."), CMC_NOTE]
     return assemble(table, runs, cells, published, context)
 
 

@@ -1,15 +1,30 @@
-"""Issue 27 item 4: CMC over the documents both modes scored, and valid JSON wherever a figure is undefined.
+"""Issue 27 items 4 and 1: CMC over the documents both modes scored (mcga-report and audio-bench-report, one function),
+valid JSON wherever a figure is undefined, a task the run marked failed shown as such in the report's health table, and
+MMAC's group figure guarded like every task's.
 
-Inputs are small hand-made per-document tables; the expected CMC values are worked out in the comments.
+Inputs: small hand-made per-document tables, three replay runs through the real lmms-eval CLI (described above the
+fixture ``cli_runs``), and lmms-eval's own group step on hand-made category results; the expected values are worked
+out in the comments.
 """
 
+import contextlib
+import csv
+import io
 import json
 import math
+import os
+import shutil
 
 import pytest
 
 from audio_bench_core.json_text import finite_or_null, json_text
+from audio_bench_report.cli import write_report
+from audio_bench_report.runs import read_runs
+from mcga import data as mcga_data
+from mcga import metrics as mcga_metrics
+from mcga import report as mcga_report
 from mcga.report import CMC_TASKS, cmc_over_shared_documents
+from tests.test_cli_end_to_end import run_cli
 
 
 def _docs(values: dict[str, float], metric_names: tuple[str, ...]) -> dict[str, dict]:
@@ -84,17 +99,6 @@ def test_json_text_writes_null_and_the_reason_for_non_finite_numbers():
 #   the results alone would give (33.33 + 40 + 25) / 3 = 32.78 (A over 6/5/4 documents against B's 100).
 # Folder "disjoint" = B + C: no document in common -> refused, the reason named.
 
-import os  # noqa: E402
-import shutil  # noqa: E402
-
-from audio_bench_report.cli import write_report  # noqa: E402
-from audio_bench_report.runs import read_runs  # noqa: E402
-from audio_bench_report.tables import Context  # noqa: E402
-from mcga import data as mcga_data  # noqa: E402
-from mcga import metrics as mcga_metrics  # noqa: E402
-from mcga import report as mcga_report  # noqa: E402
-from tests.test_cli_end_to_end import run_cli  # noqa: E402
-
 ANSWER = {"sqa": "sqa_a", "su": "su_a", "sr": "sr_a"}
 WRONG_SQA = "ABC"  # no character of any gold SQA answer: official F1 0 (asserted below)
 UNFINISHED = "<think>\n这段音频读的是一首诗，我先听第一句，"
@@ -162,8 +166,6 @@ def cli_runs(tmp_path_factory, lmms_eval_cli):
 
 
 def _csv(report, key) -> list[dict]:
-    import csv
-
     with open(report / "tables" / f"{key}.csv", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
 
@@ -185,9 +187,6 @@ def test_the_report_cmc_is_over_the_documents_both_modes_scored(cli_runs):
     markdown = (report / "tables" / "mcga_main.md").read_text(encoding="utf-8")
     assert "CMC over the documents both modes scored (matched by document, from the samples files): SQA/QA 2, SU/LU 2, SR/LR 2" in markdown
     # mcga-report gives the same figure (one implementation)
-    import contextlib
-    import io
-
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         assert mcga_report.main([str(root / "matched"), "--json"]) == 0

@@ -17,11 +17,10 @@ from functools import partial
 
 from loguru import logger
 
-from audio_bench_core import judge
+from audio_bench_core import judge, responses
 from audio_bench_core.audio import audio_for_model
 from audio_bench_core.data_identity import DocsLoader
 from audio_bench_core.run_status import guarded_group_aggregation
-from audio_bench_core import responses
 from mmac import data, judging, metrics, schema
 
 _KEY_SEPARATOR = "|"  # judge_task metric key: "<dimension>|<caption-length bucket>"
