@@ -25,6 +25,7 @@ from mcga import metrics as mcga_metrics
 from mcga import report as mcga_report
 from mcga.report import CMC_TASKS, cmc_over_shared_documents
 from tests.test_cli_end_to_end import run_cli
+from tests.test_parsa_cli import gold
 
 
 def _docs(values: dict[str, float], metric_names: tuple[str, ...]) -> dict[str, dict]:
@@ -97,6 +98,7 @@ def test_json_text_writes_null_and_the_reason_for_non_finite_numbers():
 # Folder "matched" = A + B: the same-document CMC over the two documents B ran is
 #   SQA/QA = 100/100, SU/LU = 100/100, SR/LR = 50/100  ->  (1 + 1 + 0.5) / 3 * 100 = 83.33 (n = 2/2/2);
 #   the results alone would give (33.33 + 40 + 25) / 3 = 32.78 (A over 6/5/4 documents against B's 100).
+# PARSA's audio − text gap (paper Table 4) likewise: parsa_vazn in A (6 documents), parsa_vazn_text in B (--limit 2).
 # Folder "disjoint" = B + C: no document in common -> refused, the reason named.
 
 ANSWER = {"sqa": "sqa_a", "su": "su_a", "sr": "sr_a"}
@@ -118,6 +120,7 @@ def _predictions(path):
             rows.append({"task": f"mcga_{task}", "key": row[key], "response": row[field] if right else wrong})
             rows.append({"task": f"mcga_{task}_text", "key": row[key], "response": row[field]})
     rows += [{"task": "mcga_asr", "key": r[key], "response": UNFINISHED} for r in mcga_data.load_task_rows("asr", data_dir=mcga_data.SAMPLE_DATA_DIR)]
+    rows += [{"task": task, "id": i, "response": answer} for task in ("parsa_vazn", "parsa_vazn_text") for i, answer in gold("vazn").items()]
     path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
 
 
@@ -139,7 +142,7 @@ def _reversed_sample(folder):
 @pytest.fixture(scope="module")
 def cli_runs(tmp_path_factory, lmms_eval_cli):
     root = tmp_path_factory.mktemp("combined")
-    env = {k: v for k, v in os.environ.items() if k not in ("MCGA_DATA_DIR", "DEEPSEEK_API_KEY") and not k.startswith("AUDIO_JUDGE_")}
+    env = {k: v for k, v in os.environ.items() if k not in ("MCGA_DATA_DIR", "DEEPSEEK_API_KEY") and not k.startswith(("AUDIO_JUDGE_", "PARSA_"))}
     env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_DATASETS_CACHE=str(root / "hf"), PYTHONUNBUFFERED="1")
     predictions = root / "predictions.jsonl"
     _predictions(predictions)
@@ -149,13 +152,14 @@ def cli_runs(tmp_path_factory, lmms_eval_cli):
                    "--log_samples", "--verbosity", "DEBUG", *extra]  # fmt: skip
         return run_cli(command, {**env, **({"MCGA_DATA_DIR": str(data_dir)} if data_dir else {})}, cwd=root)
 
-    code_a, log_a = lmms_eval(root / "a", "mcga_sqa,mcga_su,mcga_sr")
-    code_b, log_b = lmms_eval(root / "b", "mcga_sqa_text,mcga_su_text,mcga_sr_text", "--limit", "2")
+    code_a, log_a = lmms_eval(root / "a", "mcga_sqa,mcga_su,mcga_sr,parsa_vazn")
+    code_b, log_b = lmms_eval(root / "b", "mcga_sqa_text,mcga_su_text,mcga_sr_text,parsa_vazn_text", "--limit", "2")
     code_c, log_c = lmms_eval(root / "c", "mcga_sqa,mcga_su,mcga_sr,mcga_asr", "--limit", "2", data_dir=_reversed_sample(root / "reversed"))
     assert code_a == 0, log_a[-3000:]
     assert code_b == 0, log_b[-3000:]
     assert code_c == 1 and "lmms-eval run failed: FailedRunError: mcga_asr: failed run" in log_c, log_c[-3000:]  # exit 1, after writing every file
     assert len(list((root / "c").rglob("*_results.json"))) == 1 and len(list((root / "c").rglob("*_samples_*.jsonl"))) == 4
+    assert len(list((root / "a").rglob("*_samples_*.jsonl"))) == 4 and len(list((root / "b").rglob("*_samples_*.jsonl"))) == 4
     folders = {"matched": ("a", "b"), "disjoint": ("b", "c")}
     for name, parts in folders.items():
         for part in parts:
@@ -295,3 +299,16 @@ def test_an_exception_in_a_group_aggregation_costs_only_that_figure_and_marks_th
     assert _clean_status.statuses() == {"mmac": {"status": "failed", "reasons": ["mmac group aggregation raised KeyError: 'coverage bucket'"]}}
     nan = guarded_group_aggregation("mmac")(lambda values, sizes, weight: float("nan"))
     assert nan([1.0], [1], False) == "not computed: mmac group aggregation is undefined here (it gave nan)"
+
+
+@pytest.mark.cli
+def test_the_parsa_audio_text_gap_is_refused_over_different_documents(cli_runs):
+    # both settings answered gold: each scores 1.0 over its own documents, so a gap 0.0 would look right; but the audio
+    # side is over 6 documents and the text side over 2 (--limit 2): not the same documents, so not computed
+    report = cli_runs["report"]
+    [row] = [r for r in _csv(report, "parsa_settings") if r["kind"] == "run" and r["label"] == "matched"]
+    assert (float(row["audio"]), row["audio_n"], float(row["text"]), row["text_n"]) == (1.0, "6", 1.0, "2")
+    assert row["gap"] == "n/c" and "N" in row["gap_marks"].split()
+    markdown = (report / "tables" / "parsa_settings.md").read_text(encoding="utf-8")
+    assert ("parsa_vazn gap: not computed: parsa_vazn and parsa_vazn_text ran different documents (6 and 2, 2 shared, matched by id from the samples "
+            "files): the figure compares one set of documents") in markdown
