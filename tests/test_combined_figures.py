@@ -312,3 +312,22 @@ def test_the_parsa_audio_text_gap_is_refused_over_different_documents(cli_runs):
     markdown = (report / "tables" / "parsa_settings.md").read_text(encoding="utf-8")
     assert ("parsa_vazn gap: not computed: parsa_vazn and parsa_vazn_text ran different documents (6 and 2, 2 shared, matched by id from the samples "
             "files): the figure compares one set of documents") in markdown
+
+
+@pytest.mark.cli
+def test_a_task_the_run_marked_incomplete_shows_mark_i_with_its_reason(cli_runs, tmp_path):
+    # No shipped path marks a task incomplete yet (run_status.INCOMPLETE: a judge budget reached); the record is the one
+    # the plugin writes (results["lmms_eval_audio_plugin"]["task_status"]), added here to run C's real results file.
+    from audio_bench_report.health import build as health_section
+    from audio_bench_report.tables import Context
+
+    source = cli_runs["root"] / "disjoint" / "c"
+    folder = shutil.copytree(source, tmp_path / "c")
+    [results_file] = folder.rglob("*_results.json")
+    results = json.loads(results_file.read_text(encoding="utf-8"))
+    results["lmms_eval_audio_plugin"]["task_status"]["mcga_sqa"] = {"status": "incomplete", "reasons": ["judge budget reached after 1 of 2 documents"]}
+    results_file.write_text(json.dumps(results, ensure_ascii=False), encoding="utf-8")
+    [run] = read_runs(folder)
+    rows = {row.detail: row.cells for row in health_section([run], Context()).tables[0].rows}
+    assert rows["mcga_sqa"]["marks"].text == "I L" and rows["mcga_sqa"]["why"].text.startswith("marked incomplete by the run: judge budget reached after 1 of 2 documents")
+    assert rows["mcga_asr"]["marks"].text.split()[0] == "F" and rows["mcga_su"]["marks"].text == "L"
