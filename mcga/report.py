@@ -145,11 +145,17 @@ def cmc_over_shared_documents(tasks: dict[str, dict], per_document: dict[str, di
         With samples files on both sides, the documents are matched (``matched_by`` "document"). Without them, the
         results' scores are used only when both sides scored their whole data (same rows: "full data") or when no
         count is known ("unchecked", said in the note); otherwise CMC is refused (``error`` says why). Refused too when
-        a pair shares no document, or a text-mode score is 0.
+        a pair shares no document, a text-mode score is 0, or a part's figure in the results is "not computed" (a task
+        the run withheld, e.g. a failed run: its logged per-document values are not used).
     """
     out = {"cmc": None, "cmc_strict": None, "documents": {}, "parts": [], "matched_by": None, "error": None}
     if not all(t in tasks for t in CMC_TASKS):
         out["error"] = f"missing tasks {', '.join(t for t in CMC_TASKS if t not in tasks)} (run --tasks mcga_cmc)"
+        return out
+    withheld = [f"{task} {metric}: {tasks[task][metric]}" for _, audio_task, text_task, official, strict in CMC_PAIRS for task in (audio_task, text_task)
+                for metric in dict.fromkeys((official, strict)) if isinstance(tasks[task].get(metric), str) and tasks[task][metric].startswith("not computed")]  # fmt: skip
+    if withheld:  # a task whose figures the run withheld (a failed run): its per-document values mean nothing either
+        out["error"] = f"a part is not computed ({'; '.join(withheld)})"
         return out
     matched_by = []
     for label, audio_task, text_task, official, strict in CMC_PAIRS:

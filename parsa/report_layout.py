@@ -189,9 +189,11 @@ def _gap_cell(run: Run, task: str, audio: Cell, text: Cell) -> Cell:
     """Audio − text (paper Table 4) when both settings ran the same documents
     (:func:`audio_bench_core.samples.same_documents`: matched by id from the samples files, or both over their whole
     data); otherwise "n/c" (mark N) with the reason. Each side keeps its own exclusions (the paper's rule per setting)."""
-    if audio.value is None or text.value is None:
-        return Cell(text="–")
     marks = ordered([*audio.marks, *text.marks])
+    if audio.value is None or text.value is None:
+        if "n/c" in (audio.text, text.text):  # a side not computed (e.g. a failed run): so is the gap, with its reason
+            return Cell(text="n/c", marks=ordered([*marks, "N"]), notes=[f"{task} gap: not computed: a side is not computed"])
+        return Cell(text="–")
     sides = []
     for name in (task, f"{task}_text"):
         result = run.get(name)

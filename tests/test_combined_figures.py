@@ -331,3 +331,16 @@ def test_a_task_the_run_marked_incomplete_shows_mark_i_with_its_reason(cli_runs,
     rows = {row.detail: row.cells for row in health_section([run], Context()).tables[0].rows}
     assert rows["mcga_sqa"]["marks"].text == "I L" and rows["mcga_sqa"]["why"].text.startswith("marked incomplete by the run: judge budget reached after 1 of 2 documents")
     assert rows["mcga_asr"]["marks"].text.split()[0] == "F" and rows["mcga_su"]["marks"].text == "L"
+
+
+def test_cmc_refuses_a_part_the_run_withheld_even_with_per_document_values():
+    # a failed run's samples still hold per-document values; its figures read "not computed: ..." and CMC must not use them
+    qa, mc = ("f1_official",), ("acc_official", "acc_strict")
+    per_document = {task: _docs({"d1": 100.0}, qa if "sqa" in task else mc) for task in CMC_TASKS}
+    tasks = _tasks()
+    tasks["mcga_su"]["acc_official"] = tasks["mcga_su"]["acc_strict"] = "not computed: FailedRunError: mcga_su: failed run: 5 of 5 responses"
+    out = cmc_over_shared_documents(tasks, per_document, {})
+    assert out["cmc"] is None and out["cmc_strict"] is None
+    assert out["error"] == ("a part is not computed (mcga_su acc_official: not computed: FailedRunError: mcga_su: failed run: 5 of 5 responses; "
+                            "mcga_su acc_strict: not computed: FailedRunError: mcga_su: failed run: 5 of 5 responses)")
+    assert cmc_over_shared_documents(_tasks(), per_document, {})["cmc"] == pytest.approx(100.0)  # the same values, not withheld
