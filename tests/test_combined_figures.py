@@ -344,3 +344,28 @@ def test_cmc_refuses_a_part_the_run_withheld_even_with_per_document_values():
     assert out["error"] == ("a part is not computed (mcga_su acc_official: not computed: FailedRunError: mcga_su: failed run: 5 of 5 responses; "
                             "mcga_su acc_strict: not computed: FailedRunError: mcga_su: failed run: 5 of 5 responses)")
     assert cmc_over_shared_documents(_tasks(), per_document, {})["cmc"] == pytest.approx(100.0)  # the same values, not withheld
+
+
+def test_the_parsa_gap_is_not_computed_when_a_side_is_withheld_and_computed_over_the_same_full_data():
+    from pathlib import Path
+
+    from audio_bench_report.runs import Run, TaskResult
+    from audio_bench_report.tables import Context, load_published
+    from parsa.report_layout import settings_table
+
+    def run(text_accuracy, text_n=6):
+        tasks = {"parsa_vazn": TaskResult("parsa_vazn", {"accuracy": 0.5, "scored": 6}, 6, 6, Path("x_results.json")),
+                 "parsa_vazn_text": TaskResult("parsa_vazn_text", {"accuracy": text_accuracy, "scored": text_n}, text_n, 6, Path("x_results.json"))}  # fmt: skip
+        return Run("r", "replay", "", Path("out"), None, tasks)  # no samples files beside x_results.json: counts decide
+
+    def gap(r):
+        table = settings_table([r], load_published("parsa"), Context())
+        [row] = [row for row in table.rows if row.kind == "run"]
+        return row.cells["gap"]
+
+    full = gap(run(0.75))
+    assert full.value == pytest.approx(0.5 - 0.75) and full.n == 6  # both over their whole data of 6 documents
+    withheld = gap(run("not computed: FailedRunError: parsa_vazn_text: failed run: 6 of 6 responses"))
+    assert withheld.text == "n/c" and "N" in withheld.marks and withheld.value is None
+    limited = gap(run(1.0, text_n=2))  # text with --limit 2, no samples to match the documents
+    assert limited.text == "n/c" and limited.notes[0].startswith("parsa_vazn gap: not computed: parsa_vazn ran 6 of 6 documents and parsa_vazn_text 2 of 6 (--limit?)")
