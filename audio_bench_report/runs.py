@@ -293,7 +293,9 @@ def _judge_failures(result: TaskResult) -> int:
 
 
 def task_health(result: TaskResult, full_size: int | None, exclusion_threshold: float) -> TaskHealth:
-    """Health of one task of one run.
+    """Health of one task of one run. A task the run itself marked failed or incomplete (:attr:`TaskResult.status`)
+    gets F or I with the run's reasons; without that record (older results files), F is read from the counts (over
+    half of the outputs empty, failed or unfinished).
 
     Args:
         result: the task's results.
