@@ -17,10 +17,10 @@ from functools import partial
 
 from loguru import logger
 
-from audio_bench_core import judge, judged_documents
+from audio_bench_core import judge, judged_documents, responses
 from audio_bench_core.audio import audio_for_model
 from audio_bench_core.data_identity import DocsLoader
-from audio_bench_core import responses
+from audio_bench_core.run_status import guarded_group_aggregation
 from lmms_eval_tasks.judge_provider import LlmJudgeClient
 from mmac import data, judging, metrics, schema
 
@@ -301,11 +301,20 @@ def mmac_agg_signature(items: list[str]) -> str:
     return judging.signature()
 
 
+@guarded_group_aggregation("mmac")
 def mmac_agg_category_macro(values: list, sizes: list[int], weight_by_size: bool = False) -> float | str:
-    """Group aggregation: the equal-weight mean of the category values (paper's "category-macro"; sizes ignored)."""
+    """Group aggregation: the equal-weight mean of the category values (paper's "category-macro"; sizes ignored), in
+    percent. A category without a number (a withheld "not computed: ..." figure, or any other value) makes it
+    "not computed" with the reason; an exception costs only this figure
+    (:func:`audio_bench_core.run_status.guarded_group_aggregation`). The categories hold different clips by design (the
+    paper's macro over categories), so it is not a same-document figure; its documents are the categories' ``sizes``.
+    """
     reasons = [v for v in values if isinstance(v, str)]
     if reasons:
         return f"not computed: {len(reasons)} of {len(values)} categories have no value ({reasons[0]})"
+    others = [v for v in values if isinstance(v, bool) or not isinstance(v, (int, float))]
+    if others:
+        return f"not computed: {len(others)} of {len(values)} categories have no number (one is {type(others[0]).__name__})"
     if len(values) != len(schema.CATEGORIES):
         logger.warning(f"MMAC category-macro over {len(values)} categories, not all {len(schema.CATEGORIES)}")
     return sum(values) / len(values)
