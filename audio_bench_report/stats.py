@@ -93,15 +93,11 @@ def chunk_rows(n: int, resamples: int) -> int:
 
 
 def _one_blas_thread():
-    """One BLAS thread while resampling (``threadpoolctl``, a scikit-learn dependency; a no-op without it): the
-    products here are small and memory-bound, and a second BLAS thread that spins while the other core is busy made
-    a comparison 2-3x slower on a loaded 2-core machine (bench/README.md)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - installed with scikit-learn
-        from contextlib import nullcontext
+    """One BLAS thread while resampling (``threadpoolctl``, a declared dependency): the products here are small and
+    memory-bound, and a second BLAS thread that spins while the other core is busy made a comparison 2-3x slower on a
+    loaded 2-core machine (bench/README.md)."""
+    from threadpoolctl import threadpool_limits
 
-        return nullcontext()
     return threadpool_limits(1, user_api="blas")
 
 
