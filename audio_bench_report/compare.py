@@ -13,7 +13,11 @@ benchmark packages' own functions (MCGA's CER parts, PARSA's class readings, sac
 figure on all paired documents equals the run's own figure over those documents. Judged figures (MCGA LLM-B/LLM-C,
 official and strict readings; MMAC Coverage/Precision/Accuracy) are recomputed the same way from the per-document
 judge scores the plugin writes into the results file (:mod:`audio_bench_core.judged_documents`, read by
-:func:`judged_value`): judge_failed documents stay out of their own run's dimension means. Tests (docs/report.md):
+:func:`judged_value`): judge_failed documents stay out of their own run's dimension means. PARSA's COMET is compared
+from the segment scores ``python -m parsa.comet_offline`` writes beside the samples (``<date>_comet_<task>.json``,
+:func:`read_comet_segments`): COMET's system score is the mean of its segment scores, so the figure is that mean over
+the paired documents each run scored (excluded/refused items out, as for chrF++/BLEU); without both files it is
+listed as not compared. Tests (docs/report.md):
 
 - per-document 0/1 outcomes (MCGA SU/SR accuracy, PARSA strict accuracy): exact McNemar on the discordant pairs;
 - everything else: paired permutation test (the two runs' outputs swapped per document, or per cluster) and a
@@ -68,6 +72,8 @@ class Measure:
         judged: the per-document values are the run's judge scores (``"official"``, ``"strict"``: a reading of the
         dimension-scores record; ``"outcomes"``: MMAC's), read from the results file (:func:`judged_value`), not the
         samples.
+        comet: the per-document values are the run's COMET segment entries (``{"status", "score"}``), read from its
+        segment-scores file (:func:`read_comet_segments`), not the samples.
     """
 
     metric: str
@@ -81,6 +87,7 @@ class Measure:
     binary: bool = False
     sacrebleu: tuple | None = None
     judged: str | None = None
+    comet: bool = False
 
 
 def _ratio(scale: float) -> Callable:
@@ -399,6 +406,9 @@ def _parsa_measures(task: str) -> list[Measure]:
         partner = ("chrf_pp" if strict else "chrf_pp_strict") if name == "chrf_pp" else ""
         return Measure(metric, "strict" if strict else "official", partner, "0-100", parts, _sacrebleu_value(name), sacrebleu=(name, read))
 
+    def comet_parts(values):  # paper rule: COMET over the scored items; an excluded/refused item adds nothing
+        return np.array([[v["score"], 1.0] if v["status"] == "scored" else [0.0, 0.0] for v in values], float)
+
     kind, measures = spec.kind, []
     if kind == "asr":
         measures.append(Measure("wer_median", "official", "wer_mean_strict", "fraction WER", lambda v: np.array([[r["wer"] if scored(r) else np.nan] for r in v], float),
@@ -413,7 +423,8 @@ def _parsa_measures(task: str) -> list[Measure]:
         measures.append(Measure("accuracy", "official", "accuracy_strict", "fraction", accuracy(False), _ratio(1.0)))
         measures.append(Measure("accuracy_strict", "strict", "accuracy", "fraction", accuracy(True), _ratio(1.0), binary=True))
     elif kind == "translation":
-        measures += [translation("chrf_pp", False), translation("bleu", False), translation("chrf_pp", True)]
+        measures += [Measure("comet", "official", "", "0-1 COMET", comet_parts, _ratio(1.0), comet=True),
+                     translation("chrf_pp", False), translation("bleu", False), translation("chrf_pp", True)]  # fmt: skip
     elif kind == "ner":
         measures += [Measure("f1_exact", "official", "f1_exact_strict", "fraction", ner(False), ner_f1),
                      Measure("f1_exact_strict", "strict", "f1_exact", "fraction", ner(True), ner_f1)]  # fmt: skip
@@ -448,13 +459,15 @@ def clusters_of(task: str, values_a: list) -> np.ndarray | None:
 class TaskDocs:
     """One task of one run: ``{doc_id: sample}``, the data identity, the samples file; ``judged``: the task's
     per-document judge scores from the results file (``results["lmms_eval_audio_plugin"]["judged_documents"][task]``,
-    :mod:`audio_bench_core.judged_documents`), ``None`` when it holds none; ``results``: the results file."""
+    :mod:`audio_bench_core.judged_documents`), ``None`` when it holds none; ``results``: the results file;
+    ``comet``: the task's COMET segment-scores file (:func:`read_comet_segments`), ``None`` when there is none."""
 
     identity: str
     samples: dict[str, dict]
     file: Path
     judged: dict | None = None
     results: Path | None = None
+    comet: dict | None = None
 
 
 def samples_file(run: Run, task: str) -> Path:
@@ -493,7 +506,35 @@ def read_task_docs(run: Run, task: str) -> TaskDocs:
             raise ReportInputError(f"{path}, line {number}: doc_id {doc} appears twice")
         samples[doc] = sample
     judged = (getattr(run, "judged", None) or {}).get(task)
-    return TaskDocs(match.group(1) if match else "", samples, path, judged if isinstance(judged, dict) else None, run.tasks[task].file)
+    return TaskDocs(match.group(1) if match else "", samples, path, judged if isinstance(judged, dict) else None, run.tasks[task].file,
+                    read_comet_segments(path) if task.startswith("parsa_s2tt_") else None)  # fmt: skip
+
+
+def read_comet_segments(samples: Path) -> dict | None:
+    """The COMET segment-scores file ``python -m parsa.comet_offline`` wrote beside ``samples``
+    (:func:`parsa.comet_offline.segments_path`; its schema in that module's docstring), with ``"path"`` added;
+    ``None`` when there is none.
+
+    Raises:
+        ReportInputError: the file is not JSON, not of :data:`parsa.comet_offline.SEGMENTS_FORMAT`, or a segment is
+        inconsistent (a scored item without a number, a non-scored item with one), naming the file and document.
+    """
+    from parsa.comet_offline import SEGMENTS_FORMAT, segments_path
+
+    path = segments_path(samples)
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ReportInputError(f"{path}: not JSON ({error})") from None
+    if not isinstance(data, dict) or data.get("format") != SEGMENTS_FORMAT or not isinstance(data.get("segments"), dict):
+        raise ReportInputError(f"{path}: not a {SEGMENTS_FORMAT} file (write it with `python -m parsa.comet_offline`)")
+    for doc, entry in data["segments"].items():
+        scored = isinstance(entry, dict) and entry.get("status") == "scored"
+        if not isinstance(entry, dict) or scored != is_number(entry.get("score")) or (not scored and entry.get("score") is not None):
+            raise ReportInputError(f"{path}: doc_id {doc}: a scored item needs a numeric score and an excluded/refused one none, got {entry!r}")
+    return {**data, "path": path}
 
 
 def group_docs(run: Run, group: str) -> TaskDocs:
@@ -592,7 +633,7 @@ def _compare_task(task: str, docs_a: TaskDocs, docs_b: TaskDocs, resamples: int,
         raise ReportInputError(f"{task}: the runs read different data ({docs_a.identity} in {docs_a.file}, {docs_b.identity} in {docs_b.file}); "
                                "documents cannot be paired (another data folder or revision)")  # fmt: skip
     measures = measures_for(task)
-    skipped = _not_per_document(task, run_a, run_b)
+    skipped = [s for s in _not_per_document(task, run_a, run_b) if s["metric"] not in {m.metric for m in measures}]
     if not measures:
         return [], skipped + [{"task": task, "metric": "*", "reason": "no paired comparison is defined for this task"}]
     common = [d for d in docs_a.samples if d in docs_b.samples]
@@ -606,6 +647,9 @@ def _compare_task(task: str, docs_a: TaskDocs, docs_b: TaskDocs, resamples: int,
         if measure.judged and (reason := _judged_unavailable(task, measure, docs_a, docs_b, run_a, run_b)):
             skipped.append({"task": task, "metric": measure.metric, "reason": reason})
             continue
+        if measure.comet and (reason := _comet_unavailable(docs_a, docs_b)):
+            skipped.append({"task": task, "metric": measure.metric, "reason": reason})
+            continue
         usable = [d for d in common if headline_value(docs_a.samples[d], measure.metric) is not None and headline_value(docs_b.samples[d], measure.metric) is not None]
         if not usable:
             skipped.append({"task": task, "metric": measure.metric, "reason": "no paired document carries this metric"})
@@ -614,6 +658,9 @@ def _compare_task(task: str, docs_a: TaskDocs, docs_b: TaskDocs, resamples: int,
             values_a = [judged_value(docs_a, docs_a.samples[d], measure) for d in usable]
             values_b = [judged_value(docs_b, docs_b.samples[d], measure) for d in usable]
             judged_notes[measure.metric] = _judge_failed_note(values_a, values_b)
+        elif measure.comet:
+            values_a, values_b = (_comet_values(docs, usable) for docs in (docs_a, docs_b))
+            judged_notes[measure.metric] = _comet_note(values_a, values_b, docs_a.comet)
         else:
             values_a = [headline_value(docs_a.samples[d], measure.metric) for d in usable]
             values_b = [headline_value(docs_b.samples[d], measure.metric) for d in usable]
@@ -642,6 +689,8 @@ def _compare_task(task: str, docs_a: TaskDocs, docs_b: TaskDocs, resamples: int,
     rows.sort(key=lambda r: order[r.metric])
     for row in rows:
         row.notes += judged_notes.get(row.metric, [])
+        if any(m.comet and m.metric == row.metric for m in measures):  # each run's own figure: its COMET file's system score
+            row.a_run, row.b_run = docs_a.comet["system_score"], docs_b.comet["system_score"]
     by_metric = {r.metric: r for r in rows}
     partners = {m.metric: m.partner for m in measures}
     for row in rows:
@@ -661,6 +710,47 @@ def _not_per_document(task: str, run_a: Run | None, run_b: Run | None) -> list[d
         states = [f"{side}: {'not in the results' if v is None else (f'{float(v):.4g}' if is_number(v) else str(v))}" for side, v in zip("AB", found)]
         out.append({"task": task, "metric": metric, "reason": f"{reason} ({'; '.join(states)})"})
     return out
+
+
+def _comet_unavailable(docs_a: TaskDocs, docs_b: TaskDocs) -> str | None:
+    """Why COMET cannot be paired (each run's state named), or ``None`` when both runs have a segment-scores file
+    made from their current samples file with the same checkpoint."""
+    from parsa.comet_offline import segments_path, sha256_of
+
+    states = []
+    for side, docs in (("A", docs_a), ("B", docs_b)):
+        if docs.comet is None:
+            states.append(f"no COMET file in run {side} ({segments_path(docs.file)}): run `python -m parsa.comet_offline --model CHECKPOINT "
+                          f"{docs.file.parent}` in a COMET venv (lmms_eval_tasks/parsa/README.md, 'COMET')")  # fmt: skip
+        elif docs.comet.get("samples_sha256") != sha256_of(docs.file):
+            states.append(f"run {side}: {docs.comet['path']} was made from another version of {docs.file.name}; rerun `python -m parsa.comet_offline`")
+    if not states and docs_a.comet.get("checkpoint") != docs_b.comet.get("checkpoint"):
+        states.append(f"the runs were scored with different COMET checkpoints (A: {docs_a.comet.get('checkpoint')}, B: {docs_b.comet.get('checkpoint')}); "
+                      "score both with one")  # fmt: skip
+    return "COMET: no per-segment scores to pair: " + "; ".join(states) if states else None
+
+
+def _comet_values(docs: TaskDocs, usable: list[str]) -> list[dict]:
+    """The COMET segment entries of the paired documents ``usable`` of one run.
+
+    Raises:
+        ReportInputError: a paired document has no entry, or another item ``id`` than its sample.
+    """
+    out = []
+    for doc in usable:
+        entry = docs.comet["segments"].get(doc)
+        key = _doc_key(docs.samples[doc], "comet")
+        if entry is None or (key is not None and str(entry.get("id")) != key):
+            raise ReportInputError(f"{docs.comet['path']}: doc_id {doc} ({key!r} in {docs.file}) is {'missing' if entry is None else repr(entry.get('id'))} there")
+        out.append(entry)
+    return out
+
+
+def _comet_note(values_a: list, values_b: list, comet: dict) -> list[str]:
+    """How many paired documents each run's COMET mean covers (its scored items: the paper's rule) and the checkpoint."""
+    scored = [sum(v["status"] == "scored" for v in values) for values in (values_a, values_b)]
+    return [f"COMET over each run's scored items (paper rule; excluded/refused out): {scored[0]} in A, {scored[1]} in B of {len(values_a)} paired; "
+            f"checkpoint {comet.get('checkpoint')} (unbabel-comet {comet.get('unbabel_comet')})"]  # fmt: skip
 
 
 def _judged_unavailable(task: str, measure: Measure, docs_a: TaskDocs, docs_b: TaskDocs, run_a: Run | None, run_b: Run | None) -> str | None:
@@ -817,7 +907,7 @@ def table_rows(result: dict) -> list[list[str]]:
     """One row per comparison: the cells of :data:`HEADERS`."""
     rows = []
     for c in result["comparisons"]:
-        digits = 4 if c["unit"].startswith("fraction") else 2
+        digits = 4 if c["unit"].startswith(("fraction", "0-1 ")) else 2
         n = f"{c['n_paired']}" + (f" (+{c['n_only_a']} A, +{c['n_only_b']} B)" if c["n_only_a"] or c["n_only_b"] else "")
         notes = list(c["notes"]) + ([f"MDD {c['min_detectable_difference']:.3g}"] if not c["small_n"] else [])
         test = c["test"].split(" (")[0].split(";")[0]
