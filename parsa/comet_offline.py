@@ -68,7 +68,7 @@ def translation_items(samples_file: Path) -> list[dict]:
     {"src", "mt", "ref"} or None}`` (the triple for scored items only).
 
     Raises:
-        ValueError: a line without the ``comet`` record, or a ``doc_id`` twice (file and line named).
+        ValueError: a line without the ``comet`` record or ``doc_id``, or a ``doc_id`` twice (file and line named).
     """
     items, seen = [], set()
     for line_number, line in enumerate(samples_file.read_text(encoding="utf-8").splitlines(), start=1):
@@ -78,7 +78,9 @@ def translation_items(samples_file: Path) -> list[dict]:
         record = sample.get("comet")
         if not isinstance(record, dict) or "status" not in record:
             raise ValueError(f"{samples_file}:{line_number}: no 'comet' record; log the run with --log_samples (not --predict_only)")
-        doc_id = str(sample.get("doc_id"))
+        if sample.get("doc_id") is None:
+            raise ValueError(f"{samples_file}:{line_number}: no 'doc_id' (not an lmms-eval samples line)")
+        doc_id = str(sample["doc_id"])
         if doc_id in seen:
             raise ValueError(f"{samples_file}:{line_number}: doc_id {doc_id} appears twice")
         seen.add(doc_id)
