@@ -183,3 +183,18 @@ def test_comet_without_a_file_or_from_other_samples_is_not_compared_with_the_rea
     samples_a.write_text(samples_a.read_text(encoding="utf-8") + "\n", encoding="utf-8")  # the samples changed after COMET scored them
     [entry] = [s for s in cmp.compare(root / "a", root / "b", resamples=20)["not_compared"] if s["metric"] == "comet"]
     assert "run A:" in entry["reason"] and "another version of" in entry["reason"] and "no COMET file in run B" in entry["reason"]
+
+
+def test_comet_scored_with_different_checkpoints_is_not_compared(comet_runs):
+    from audio_bench_report import compare as cmp
+
+    [file_b] = (comet_runs["root"] / "b").glob(f"*_comet_{TASK}.json")
+    data = json.loads(file_b.read_text(encoding="utf-8"))
+    file_b.write_text(json.dumps({**data, "checkpoint": "/ckpt/wmt20/model.ckpt"}), encoding="utf-8")
+    result = cmp.compare(comet_runs["root"] / "a", comet_runs["root"] / "b", resamples=20)
+    [entry] = [s for s in result["not_compared"] if s["metric"] == "comet"]
+    assert "different COMET checkpoints (A: /ckpt/wmt22/model.ckpt, B: /ckpt/wmt20/model.ckpt)" in entry["reason"]
+    data["segments"]["4"]["score"] = None  # a scored item without its segment score: an error naming file and document
+    file_b.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(cmp.ReportInputError, match=r"_comet_parsa_s2tt_fa_en.json: doc_id 4: a scored item needs a numeric score"):
+        cmp.compare(comet_runs["root"] / "a", comet_runs["root"] / "b", resamples=20)
