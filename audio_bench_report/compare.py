@@ -749,8 +749,8 @@ def _comet_values(docs: TaskDocs, usable: list[str]) -> list[dict]:
 def _comet_note(values_a: list, values_b: list, comet: dict) -> list[str]:
     """How many paired documents each run's COMET mean covers (its scored items: the paper's rule) and the checkpoint."""
     scored = [sum(v["status"] == "scored" for v in values) for values in (values_a, values_b)]
-    return [f"COMET over each run's scored items (paper rule; excluded/refused out): {scored[0]} in A, {scored[1]} in B of {len(values_a)} paired; "
-            f"checkpoint {comet.get('checkpoint')} (unbabel-comet {comet.get('unbabel_comet')})"]  # fmt: skip
+    return [(f"COMET over each run's scored items (paper rule; excluded/refused out): {scored[0]} in A, {scored[1]} in B of {len(values_a)} paired; "
+             f"checkpoint {comet.get('checkpoint')} (unbabel-comet {comet.get('unbabel_comet')})")]  # fmt: skip
 
 
 def _judged_unavailable(task: str, measure: Measure, docs_a: TaskDocs, docs_b: TaskDocs, run_a: Run | None, run_b: Run | None) -> str | None:

@@ -34,7 +34,6 @@ import argparse
 import hashlib
 import json
 import re
-import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
