@@ -321,8 +321,6 @@ def _mmac_measures(task: str) -> list[Measure]:
     return [Measure(m, "official", "", "percent", parts, figure(m), judged="outcomes") for m in ("accuracy", "precision", "coverage")]
 
 
-#: Headline metrics that no run records per document: not compared, with each run's own state named.
-NOT_PER_DOCUMENT = {"comet": "COMET: the run records the system score only, no per-segment scores to pair"}
 
 
 def _parsa_measures(task: str) -> list[Measure]:
@@ -633,7 +631,7 @@ def _compare_task(task: str, docs_a: TaskDocs, docs_b: TaskDocs, resamples: int,
         raise ReportInputError(f"{task}: the runs read different data ({docs_a.identity} in {docs_a.file}, {docs_b.identity} in {docs_b.file}); "
                                "documents cannot be paired (another data folder or revision)")  # fmt: skip
     measures = measures_for(task)
-    skipped = [s for s in _not_per_document(task, run_a, run_b) if s["metric"] not in {m.metric for m in measures}]
+    skipped: list[dict] = []
     if not measures:
         return [], skipped + [{"task": task, "metric": "*", "reason": "no paired comparison is defined for this task"}]
     common = [d for d in docs_a.samples if d in docs_b.samples]
@@ -698,18 +696,6 @@ def _compare_task(task: str, docs_a: TaskDocs, docs_b: TaskDocs, resamples: int,
         if other and np.sign(row.difference) * np.sign(other.difference) < 0:
             row.notes.append(f"official and strict readings disagree in sign ({other.metric}: {other.difference:+.3g})")
     return rows, skipped
-
-
-def _not_per_document(task: str, run_a: Run | None, run_b: Run | None) -> list[dict]:
-    """The task's headline metrics of :data:`NOT_PER_DOCUMENT` (PARSA's COMET), each with what each run holds."""
-    out = []
-    for metric, reason in NOT_PER_DOCUMENT.items():
-        found = [r.tasks[task].metrics.get(metric) if r and task in r.tasks else None for r in (run_a, run_b)]
-        if all(v is None for v in found):
-            continue
-        states = [f"{side}: {'not in the results' if v is None else (f'{float(v):.4g}' if is_number(v) else str(v))}" for side, v in zip("AB", found)]
-        out.append({"task": task, "metric": metric, "reason": f"{reason} ({'; '.join(states)})"})
-    return out
 
 
 def _comet_unavailable(docs_a: TaskDocs, docs_b: TaskDocs) -> str | None:

@@ -243,20 +243,3 @@ def test_mmac_figures_from_parts_equal_mmac_metrics_on_random_outcomes():
         for metric, measure in measures.items():
             got = measure.value(measure.parts(values).sum(0))[0]
             assert (np.isnan(got) and expected[metric] is None) or got == pytest.approx(expected[metric], abs=1e-9), metric
-
-
-def test_parsa_comet_is_named_per_run_never_paired():
-    """COMET: a run holds "not computed: ..." (no unbabel-comet here) or a system score, never segment scores: the
-    comparison names each run's state instead of a row."""
-    from pathlib import Path
-
-    from audio_bench_report.runs import Run, TaskResult
-
-    def run(comet):
-        result = TaskResult("parsa_translation_fa_en", {"comet": comet, "chrf_pp": 40.0}, 5, 5, Path("r.json"))
-        return Run("x", "replay", "", Path("."), None, {"parsa_translation_fa_en": result})
-
-    reason = "not computed: unbabel-comet is not installed here"
-    [entry] = cmp._not_per_document("parsa_translation_fa_en", run(reason), run(0.8125))
-    assert entry["metric"] == "comet" and entry["reason"].endswith(f"(A: {reason}; B: 0.8125)") and "no per-segment scores" in entry["reason"]
-    assert cmp._not_per_document("mcga_s2tt", run(0.8), run(0.8)) == []  # a task that has no COMET
