@@ -263,11 +263,13 @@ MARKS = {
 
 #: Counts of a task's judge pass shown beside judge failures (docs/judge.md): verdicts read after the judge's
 #: reasoning, replies whose reasoning never closed (already among the judge failures), usable replies not cached,
+#: judge calls the budget did not allow (AUDIO_JUDGE_MAX_CALLS; also among the judge failures),
 #: MCGA's strict-reading exclusions and disagreements, and candidates holding prompt-like framing.
 JUDGE_COUNTS = {
     "judge_verdicts_after_reasoning": "verdicts after reasoning",
     "judge_unfinished_reasoning": "unfinished reasoning",
     "judge_uncached": "uncached",
+    "judge_skipped_budget": "skipped (judge budget)",
     "judge_failed_strict": "failed (strict)",
     "strict_differs": "strict differs",
     "candidate_prompt_framing": "prompt-like candidates",
