@@ -104,6 +104,22 @@ class JudgedTask:
         ``uncached_replies`` (usable replies not stored: no cache, or a write failed)."""
         return int(self.provenance[name])
 
+    def partial_reason(self, names=None) -> str | None:
+        """When the judge budget (``AUDIO_JUDGE_MAX_CALLS``) left calls of the dimensions ``names`` (default: all) unmade,
+        the value their figures read instead of a number: ``"not computed: partial: n of N judge calls made ..."`` (the
+        means over the judged items stay in the ``judge`` provenance, ``per_metric`` -> ``partial_mean``); None when every
+        call of them was made."""
+        per_metric = self.provenance.get("per_metric", {})
+        chosen = [per_metric[name] for name in (names if names is not None else per_metric) if name in per_metric]
+        skipped = sum(entry.get("skipped_budget", 0) for entry in chosen)
+        if not skipped:
+            return None
+        total = sum(entry["judged"] + entry["failed"] for entry in chosen)  # the skipped calls are among the failed
+        return (
+            f"not computed: partial: {total - skipped} of {total} judge calls made, {skipped} not made: judge budget reached "
+            f"({judge_budget.MAX_CALLS_VAR}; counted in judge_skipped_budget; the partial means are in 'judge')"
+        )
+
 
 _PASSES: dict[str, JudgedTask | str] = {}
 _SHOWN_FAILURES = 20
@@ -247,6 +263,7 @@ def _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes,
     def listed(failures):
         return [f"{label}: {reason}" for label, reason in failures[:_SHOWN_FAILURES]]
 
+    over_budget = Counter(dimension for (_, dimension, _), reply in zip(planned, replies) if reply.kind == judge_budget.BUDGET)
     provenance = {
         **judge.provenance(),
         "prompt_sha256_16": prompt_hashes,
@@ -262,6 +279,10 @@ def _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes,
                                 "failed_items": listed(dimension.strict.failed)}}
                     if dimension.strict is not None else {}
                 ),  # fmt: skip
+                **(
+                    {"skipped_budget": over_budget[name], "partial_mean": dimension.mean if all(isinstance(v, float) for v in dimension.values) else "computed by the task"}
+                    if over_budget[name] else {}
+                ),  # fmt: skip
             }
             for name, dimension in dimensions.items()
         },
@@ -274,7 +295,7 @@ def _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes,
         run_status.mark(
             task, run_status.INCOMPLETE,
             f"{skipped} of {len(planned)} judge requests not made: {judge_budget.MAX_CALLS_VAR}={config.max_calls} was reached; "
-            "the judged figures cover the judged items only (judge_skipped_budget)",
+            "its judged figures read 'not computed: partial' (judge_skipped_budget; the partial means in 'judge')",
         )  # fmt: skip
     _log_summary(task, dimensions, provenance)
     return JudgedTask(dimensions, provenance)

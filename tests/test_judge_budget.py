@@ -107,7 +107,14 @@ def test_a_pass_the_budget_cut_marks_its_task_incomplete_and_counts_the_skipped(
     assert result.count("judge_skipped_budget") == 2
     status = run_status.status_of("t_budget")
     assert status["status"] == run_status.INCOMPLETE
-    assert status["reasons"] == ["2 of 4 judge requests not made: AUDIO_JUDGE_MAX_CALLS=2 was reached; the judged figures cover the judged items only (judge_skipped_budget)"]
+    assert status["reasons"] == [
+        "2 of 4 judge requests not made: AUDIO_JUDGE_MAX_CALLS=2 was reached; its judged figures read 'not computed: partial' "
+        "(judge_skipped_budget; the partial means in 'judge')"
+    ]
+    assert result.partial_reason() == result.partial_reason(["dim"])
+    assert result.partial_reason().startswith("not computed: partial: 2 of 4 judge calls made, 2 not made: judge budget reached")
+    assert result.provenance["per_metric"]["dim"]["skipped_budget"] == 2 and result.provenance["per_metric"]["dim"]["partial_mean"] == 2.5
+    assert result.partial_reason(["another"]) is None
 
 
 def test_without_a_limit_nothing_is_skipped(judge_config):
@@ -188,6 +195,18 @@ def test_a_budget_through_the_cli_stops_at_the_limit_writes_everything_and_exits
     r = results["results"]
     skipped = r["mcga_s2tt"]["judge_skipped_budget,none"] + r["mcga_sec"]["judge_skipped_budget,none"]
     assert skipped == 15  # 18 planned, 3 made
+    # concurrency 1: the task judged first made its 3 calls on its first document's 3 dimensions (1 of 3 per dimension);
+    # the other made none. Every judged figure of both reads partial; the counts and the partial means stay.
+    first, other = sorted(("mcga_s2tt", "mcga_sec"), key=lambda task: r[task]["judge_skipped_budget,none"])
+    assert (r[first]["judge_skipped_budget,none"], r[other]["judge_skipped_budget,none"]) == (6, 9)
+    headline = {"mcga_s2tt": "llm_b", "mcga_sec": "llm_c"}
+    assert r[first][f"{headline[first]},none"].startswith("not computed: partial: 3 of 9 judge calls made, 6 not made: judge budget reached")
+    assert r[other][f"{headline[other]},none"].startswith("not computed: partial: 0 of 9 judge calls made, 9 not made")
+    per_metric = r[first]["judge,none"]["per_metric"]
+    assert {entry["skipped_budget"] for entry in per_metric.values()} == {2} and all(isinstance(e["partial_mean"], float) for e in per_metric.values())
+    s2tt = r["mcga_s2tt"]
+    assert s2tt["llm_bf,none"].startswith("not computed: partial: ") and s2tt["llm_bf_strict,none"].startswith("not computed: partial: ")
+    assert isinstance(s2tt["chrf_pp,none"], float)  # figures that need no judge are kept
     statuses = results["lmms_eval_audio_plugin"]["task_status"]
     assert {record["status"] for record in statuses.values()} == {"incomplete"} and set(statuses) <= {"mcga_s2tt", "mcga_sec"}
     for task in statuses:
@@ -195,3 +214,28 @@ def test_a_budget_through_the_cli_stops_at_the_limit_writes_everything_and_exits
         assert provenance["estimate"]["calls"] == 9 and provenance["max_calls"] == 3
     assert sorted(p.name.split("_samples_")[1] for p in out.rglob("*_samples_*.jsonl")) == ["mcga_s2tt.jsonl", "mcga_sec.jsonl"]
     assert "the run is incomplete (exit 3)" in log and "lmms-eval run incomplete: " in log
+
+
+def test_mmac_figures_under_budget_read_partial(tmp_path, monkeypatch):
+    """Two MMAC paralinguistic samples (one judge call each: pitch), budget 1: the category figures read partial 1 of
+    2, the counter says 1, the task is incomplete; the judged pair's scores stay in 'dimensions'."""
+    from lmms_eval_tasks.mmac import hooks
+    from mmac import data as mmac_data
+
+    docs = {s["id"]: s for s in mmac_data.load_samples(mmac_data.SAMPLE_DATA_DIR)}
+    monkeypatch.setenv("MMAC_TEST_KEY", KEY)
+    monkeypatch.setenv("AUDIO_JUDGE_API_KEY_VAR", "MMAC_TEST_KEY")
+    monkeypatch.setenv("AUDIO_JUDGE_CACHE", str(tmp_path / "cache.sqlite3"))
+    monkeypatch.setenv("AUDIO_JUDGE_CONCURRENCY", "1")
+    monkeypatch.setenv("AUDIO_JUDGE_MAX_CALLS", "1")
+    run_status.clear()
+    with ChatServer(lambda messages: json.dumps({"mentioned": True, "score": 1, "reason": "one level off"})) as server:
+        monkeypatch.setenv("AUDIO_JUDGE_BASE_URL", server.url)
+        items = [hooks.mmac_process_results(docs[name], [f"A {word} voice."])["accuracy"] for name, word in (("pitch_low_01", "low"), ("pitch_high_01", "high"))]
+        accuracy = hooks.mmac_agg_accuracy(items)
+        assert len(server.requests) == 1
+    assert accuracy.startswith("not computed: partial: 1 of 2 judge calls made, 1 not made: judge budget reached (AUDIO_JUDGE_MAX_CALLS")
+    assert hooks.mmac_agg_coverage(items) == accuracy == hooks.mmac_agg_precision(items)
+    assert hooks.mmac_agg_judge_skipped_budget(items) == 1
+    assert run_status.status_of(items[0]["task"])["status"] == run_status.INCOMPLETE
+    run_status.clear()

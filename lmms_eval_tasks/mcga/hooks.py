@@ -323,6 +323,9 @@ def _judged_mean(name: str, items: list[dict], scale: float) -> float | str:
     result = _judged(_task_of(items), items)
     if isinstance(result, str):
         return result
+    partial = result.partial_reason([name.removesuffix("_strict")])  # the judge budget left calls unmade
+    if partial is not None:
+        return partial
     mean = _dimension(result, name).mean
     return "not computed: every judge call of this metric failed (see 'judge')" if mean is None else mean * scale
 
@@ -354,6 +357,9 @@ def _combined(items: list[dict], combine, strict: bool = False) -> float | str:
     if isinstance(result, str):
         return result
     _record_documents(items, result)
+    partial = result.partial_reason()  # the judge budget left calls unmade
+    if partial is not None:
+        return partial
     value = combine({name: (d.strict if strict else d).mean for name, d in result.dimensions.items()})
     return "not computed: a dimension has no judged item (see 'judge')" if value is None else value
 

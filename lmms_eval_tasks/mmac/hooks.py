@@ -232,6 +232,9 @@ def _category_metric(metric: str, items: list[dict]) -> float | str:
     scores = _scores(items)
     if isinstance(scores, str):
         return scores
+    partial = _judged(items).partial_reason()  # the judge budget left pairs unjudged
+    if partial is not None:
+        return partial
     value = scores["category"][metric]
     return f"not computed: no dimension of this task has a {metric} (see 'dimensions')" if value is None else value
 
