@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from loguru import logger
 
+from audio_bench_core import judge_budget
 from audio_bench_core.judge_cache import JudgeCache, JudgeCacheError, _NoCache
 from audio_bench_core.judge_config import JudgeConfig, _client_url, _mask, scrub
 from audio_bench_core.judge_reply import (
@@ -91,6 +92,8 @@ class Judge:
             self.cache = _NoCache(self.config.cache_path, self._scrub(error, limit=500))
             logger.warning(f"{self.cache.reason}: judging without a cache; no reply of this pass is stored (counted as uncached_replies), the next run asks again")
         self._lock = threading.Lock()
+        #: The judge-call budget shared by every pass of the process (``AUDIO_JUDGE_MAX_CALLS``).
+        self.budget = judge_budget.process_budget(self.config.max_calls)
         self.stats: Counter = Counter()
         self.models_reported: Counter = Counter()
         self.errors: Counter = Counter()
@@ -197,9 +200,13 @@ class Judge:
                     shape = self._attempt_once(params)
                     break
                 except _Adapted:
+                    self._take_call()  # the resend is a call too
                     self._count(api_calls=1, adapted_retries=1)
             else:
+                self._take_call()
                 shape = self._attempt_once(params, adapt=False)
+        except _OverBudget:
+            raise
         except _Failed as failure:
             self._record_attempt(failure)
             raise
@@ -314,6 +321,7 @@ class Judge:
                 with attempt:
                     if self._stop.is_set():
                         raise _Stopped(NOT_JUDGED, self.stop_reason or "stopped")
+                    self._take_call()
                     attempts += 1
                     self._count(api_calls=1)
                     shape = self._attempt(params)
@@ -525,7 +533,14 @@ class Judge:
             "reasoning_read_past": self.stats["reasoning_read_past"],
             "unfinished_reasoning": self.stats["unfinished_reasoning"],
             "circuit_breaker": {"max_consecutive_failures": config.max_consecutive_failures, "tripped": self.breaker_tripped},
+            "max_calls": config.max_calls,
+            "judge_skipped_budget": self.errors[judge_budget.BUDGET],
         }
+
+    def _take_call(self) -> None:
+        """Take one call from the process's budget (:mod:`audio_bench_core.judge_budget`), or raise ``_OverBudget``."""
+        if not self.budget.take():
+            raise _OverBudget(judge_budget.BUDGET, self.budget.reason())
 
     def _count(self, **amounts: int) -> None:
         with self._lock:
@@ -557,6 +572,10 @@ class Judge:
         extra = {"usage": shape.usage, "finish_reason": shape.finish_reason, "reasoning_field": shape.reasoning} if shape is not None else {}
         return JudgeReply(content=content, error=f"{kind}: {detail}" if prefix else detail, model=model, attempts=attempts, kind=kind, **extra)
 
+
+
+class _OverBudget(_Stopped):
+    """No call was made: the process's judge-call budget is spent (:mod:`audio_bench_core.judge_budget`)."""
 
 
 class _Adapted(_Failed):

@@ -53,6 +53,9 @@ class JudgeConfig:
         max_consecutive_failures: circuit breaker: after this many failed API calls in a row (any error,
             counted per HTTP attempt, reset by any reply) a pass stops calling; 0 turns the breaker off.
         cache_path: SQLite file of cached replies (default ``$LMMS_EVAL_AUDIO_PLUGIN_CACHE/judge/replies.sqlite3``).
+        max_calls: judge calls (HTTP attempts) the whole process may make, over every pass (None: no limit; 0: only
+            the cache). Past it nothing is sent and the items left are judge_failed, kind ``budget``
+            (:mod:`audio_bench_core.judge_budget`).
     """
 
     base_url: str = "https://api.deepseek.com"
@@ -67,6 +70,7 @@ class JudgeConfig:
     max_consecutive_failures: int = 10
     cache_path: Path = field(default_factory=lambda: cache_dir("judge") / "replies.sqlite3")
     request_fields: RequestFields = RequestFields()
+    max_calls: int | None = None
 
     @classmethod
     def from_env(cls) -> "JudgeConfig":
@@ -102,6 +106,7 @@ class JudgeConfig:
             max_consecutive_failures=number("MAX_CONSECUTIVE_FAILURES", int, defaults.max_consecutive_failures, 0),
             cache_path=Path(_env("CACHE", str(defaults.cache_path))).expanduser(),
             request_fields=RequestFields.parse(_env("REQUEST_FIELDS", ""), f"{ENV_PREFIX}REQUEST_FIELDS"),
+            max_calls=number("MAX_CALLS", int, None, 0),
         )
 
     @property

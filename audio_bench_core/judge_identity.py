@@ -189,9 +189,13 @@ def audit(
         why = "no verdict was served from the cache"
     elif judge.stop_reason is not None:
         why = f"the pass stopped ({judge.stop_reason})"
+    budget = getattr(judge, "budget", None)  # the process's judge-call budget (AUDIO_JUDGE_MAX_CALLS): audit calls count in it
+    left = None if budget is None or budget.max_calls is None else max(budget.max_calls - budget.used, 0)
+    if why is None and left == 0:
+        why = f"the judge-call budget {ENV_PREFIX}MAX_CALLS={budget.max_calls} is spent"
     if why is not None:
         return {"audit_calls": 0, "audit": {**record, "skipped": why}}
-    chosen = eligible[: settings.size]
+    chosen = eligible[: settings.size if left is None else min(settings.size, left)]
     fresh_judge = Judge(judge.config)
     fresh_judge.cache = _Unstored(judge.cache)
     fresh = fresh_judge.complete_many([requests[i] for i in chosen], description=f"judge {task} audit",

@@ -16,6 +16,7 @@ from functools import partial
 
 from loguru import logger
 
+from audio_bench_core import judge_budget, run_status
 from audio_bench_core.judge_client import Judge
 from audio_bench_core.judge_config import JudgeConfig, _mask, scrub
 from audio_bench_core.judge_identity import AuditSettings, audit, judge_models, refresh
@@ -65,13 +66,25 @@ class JudgedDimension:
     not made because the pass stopped), which are not in ``values``. ``strict``: the same replies read by the
     task's stricter rule, when it gave one (``strict_score`` of :func:`judge_task`), with its own ``values`` and
     ``failed``; ``strict_differs``: how many replies the main rule scored that the strict rule refused or read as
-    another number.
+    another number. ``keys``: the document key of each value (``values[i]`` is the score of the item whose ``key``,
+    else ``id``, is ``keys[i]``), for per-document use (:meth:`by_key`).
     """
 
     values: tuple[float, ...]
     failed: tuple[tuple[str, str], ...]
     strict: "JudgedDimension | None" = None
     strict_differs: int = 0
+    keys: tuple[str, ...] = ()
+
+    def by_key(self) -> dict[str, float | object]:
+        """``{document key: score}`` of the judged items (judge_failed items are absent).
+
+        Raises:
+            ValueError: the pass recorded no keys for its values (``keys`` and ``values`` differ in length).
+        """
+        if len(self.keys) != len(self.values):
+            raise ValueError(f"{len(self.values)} judge scores but {len(self.keys)} document keys")
+        return dict(zip(self.keys, self.values))
 
     @property
     def mean(self) -> float | None:
@@ -113,6 +126,7 @@ def judge_task(
     config: JudgeConfig | None = None,
     *,
     strict_score: ScoreFunction | Mapping[str, ScoreFunction] | None = None,
+    client: Callable[[JudgeConfig], Judge] | None = None,
 ) -> JudgedTask | str:
     """Judge every item of a task on every dimension, once per process for the same items and settings.
 
@@ -135,6 +149,10 @@ def judge_task(
         strict_score: optional, keyword-only: a second, stricter reading of the same replies (same forms as
             ``score_from_reply``); it decides nothing about caching or asking again. Its values and failures are
             :attr:`JudgedDimension.strict`.
+        client: optional, keyword-only: ``config -> judge client`` making the calls of the pass (default
+            :class:`Judge` itself); anything with :class:`Judge`'s ``complete_many``, ``request_params`` and
+            ``provenance``. Our tasks pass :class:`lmms_eval_tasks.judge_provider.LlmJudgeClient`, which reaches the same
+            client through lmms-eval's ``llm_judge`` provider and its ``Request``/``Response`` types.
 
     Returns:
         The :class:`JudgedTask`, or a one-line "not computed: ..." reason: no judge configured, a bad
@@ -158,7 +176,7 @@ def judge_task(
     if memo_key in _PASSES:
         return _PASSES[memo_key]
     try:
-        result: JudgedTask | str = _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes, config, strict_score, audit_settings)
+        result: JudgedTask | str = _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes, config, strict_score, client or Judge, audit_settings)
     except Exception as error:  # noqa: BLE001 - any judge error costs only the judged metrics, never the run
         result = f"not computed: the judge failed ({type(error).__name__}: {scrub(error, config, limit=1000)})"
         # The traceback as masked text: a logger's own traceback rendering may print local variables (the key among them).
@@ -177,11 +195,11 @@ def _bound(function: ScoreFunction, item: dict) -> ScoreFunction:
     return partial(function, item=item) if takes_item else function
 
 
-def _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes, config, strict_score, audit_settings=AuditSettings()) -> JudgedTask:
+def _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes, config, strict_score, client, audit_settings=AuditSettings()) -> JudgedTask:
     def per_dimension(function, dimension):
         return function[dimension] if isinstance(function, Mapping) else function
 
-    judge = Judge(config)
+    judge = client(config)
     if audit_settings.refresh:
         refresh(judge)
     planned = [(item, dimension, request) for item in items for dimension, request in requests_for_item(item).items()]
@@ -194,26 +212,35 @@ def _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes,
     strict_failed: dict[str, list[tuple[str, str]]] = {}
     differs: Counter = Counter()
 
-    def record(read, reply, label, scored: list, unscored: list):
-        """Read one reply (a failed call has no score), file it under ``scored`` or ``unscored``; return the score."""
+    keys: dict[tuple[str, bool], list[str]] = {}  # (dimension, strict) -> document key of each value
+
+    def record(read, reply, label, scored: list, unscored: list, key: str, scored_keys: list):
+        """Read one reply (a failed call has no score), file it under ``scored`` (its key under ``scored_keys``) or
+        ``unscored``; return the score."""
         score, reason = read_score(read(reply.final), reply.final) if reply.ok else (None, reply.error)
-        scored.append(score) if score is not None else unscored.append((label, reason))
+        if score is not None:
+            scored.append(score)
+            scored_keys.append(key)
+        else:
+            unscored.append((label, reason))
         return score
 
     for (item, dimension, _), read, reply in zip(planned, readers, replies):
-        label = item_label(item)
+        label, key = item_label(item), str(item.get("key", item["id"]))
         for table in (values, failed, strict_values, strict_failed):
             table.setdefault(dimension, [])
-        score = record(read, reply, label, values[dimension], failed[dimension])
+        score = record(read, reply, label, values[dimension], failed[dimension], key, keys.setdefault((dimension, False), []))
         if strict_score is not None:
-            strict = record(_bound(per_dimension(strict_score, dimension), item), reply, label, strict_values[dimension], strict_failed[dimension])
+            strict = record(_bound(per_dimension(strict_score, dimension), item), reply, label, strict_values[dimension], strict_failed[dimension], key,
+                            keys.setdefault((dimension, True), []))  # fmt: skip
             differs[dimension] += score is not None and strict != score
     dimensions = {
         name: JudgedDimension(
             tuple(values[name]),
             tuple(failed[name]),
-            JudgedDimension(tuple(strict_values[name]), tuple(strict_failed[name])) if strict_score is not None else None,
+            JudgedDimension(tuple(strict_values[name]), tuple(strict_failed[name]), keys=tuple(keys.get((name, True), ()))) if strict_score is not None else None,
             differs[name],
+            keys=tuple(keys.get((name, False), ())),
         )
         for name in values
     }
@@ -246,6 +273,16 @@ def _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes,
             for name, dimension in dimensions.items()
         },
     }
+    estimate = judge_budget.estimate_of(task)
+    if estimate is not None:
+        provenance["estimate"] = estimate.as_dict()  # beside usage_reported: what the replies said they used
+    skipped = provenance["judge_skipped_budget"]
+    if skipped:
+        run_status.mark(
+            task, run_status.INCOMPLETE,
+            f"{skipped} of {len(planned)} judge requests not made: {judge_budget.MAX_CALLS_VAR}={config.max_calls} was reached; "
+            "the judged figures cover the judged items only (judge_skipped_budget)",
+        )  # fmt: skip
     _log_summary(task, dimensions, provenance)
     return JudgedTask(dimensions, provenance)
 

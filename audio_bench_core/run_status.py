@@ -59,3 +59,39 @@ def withheld(reason: str) -> str:
     """The value a withheld figure reads in the results: ``"not computed: <reason>"`` (the project's convention for a
     figure that has no value, printed as "not computed" with the reason under the table)."""
     return f"not computed: {' '.join(str(reason).split())}"
+
+
+def guarded_group_aggregation(group: str):
+    """Decorator for a group's aggregation of our tasks (YAML ``aggregate_metric_list: aggregation: !function ...``;
+    lmms-eval's ``consolidate_group_results`` calls it as ``function(values, sizes, weight_by_size)``, once per metric,
+    after every task's own aggregation and outside the adapter's task guard): an exception there, or a non-finite
+    number, costs only that group figure.
+
+    The figure then reads ``"not computed: <group> group aggregation raised <Type>: <message>"`` (or ``"... is
+    undefined here (it gave nan)"``), the group is marked :data:`FAILED` with that reason (written to the results'
+    ``task_status``; the CLI exits 1 after every file is written), and every task's figures and files are kept.
+    Framework-free, so exported hooks can use it.
+    """
+    import functools
+    import math
+
+    from loguru import logger
+
+    def decorate(function):
+        @functools.wraps(function)
+        def guarded(values, sizes, weight_by_size=False):
+            try:
+                value = function(values, sizes, weight_by_size)
+            except Exception as error:  # noqa: BLE001 - one group figure's failure must cost only that figure; recorded, exits 1
+                cause = error.__cause__ or error
+                reason = f"{group} group aggregation raised {type(cause).__name__}: {' '.join(str(cause).split())}"
+                mark(group, FAILED, reason)
+                logger.opt(exception=error).error(f"{group}: {reason}; this group figure is not computed, its tasks' figures are kept; the run exits 1")
+                return withheld(reason)
+            if isinstance(value, float) and not math.isfinite(value):
+                return withheld(f"{group} group aggregation is undefined here (it gave {value})")
+            return value
+
+        return guarded
+
+    return decorate

@@ -55,3 +55,33 @@ def per_document_values(path: str | Path, metrics: tuple[str, ...]) -> dict[str,
                 if isinstance(sample.get(m), (int, float)) and not isinstance(sample.get(m), bool) and math.isfinite(sample[m])
             }  # fmt: skip
     return values
+
+
+def same_documents(first: tuple[str, Path | None, tuple], second: tuple[str, Path | None, tuple]) -> tuple[int | None, str | None]:
+    """Whether two tasks' figures cover the same documents, for a figure built from both (a difference, a ratio).
+
+    Args:
+        first, second: ``(task, samples file or None, (documents run, documents in the data))`` (counts ``None`` where
+            the results do not say).
+
+    Returns:
+        ``(n, None)``: both ran the same ``n`` documents (matched by id from both samples files; without them, both
+        ran their whole data of the same size, or ``n`` is ``None`` when no count is known); ``(None, reason)``: they
+        did not, and ``reason`` says what each ran and how many they share.
+
+    Raises:
+        ValueError: a samples file is unreadable (:func:`per_document_values`).
+    """
+    (task_a, path_a, (n_a, all_a)), (task_b, path_b, (n_b, all_b)) = first, second
+    if path_a is not None and path_b is not None:
+        ids_a, ids_b = set(per_document_values(path_a, ())), set(per_document_values(path_b, ()))
+        if ids_a == ids_b:
+            return len(ids_a), None
+        return None, (f"{task_a} and {task_b} ran different documents ({len(ids_a)} and {len(ids_b)}, {len(ids_a & ids_b)} shared, matched by id "
+                      "from the samples files): the figure compares one set of documents")  # fmt: skip
+    if None in (n_a, n_b):
+        return None, None
+    if n_a == all_a and n_b == all_b and n_a == n_b:
+        return n_a, None
+    return None, (f"{task_a} ran {n_a} of {all_a} documents and {task_b} {n_b} of {all_b} (--limit?): the figure needs the same documents on both "
+                  "sides; run both with --log_samples (the documents are then matched) or over the same full data")  # fmt: skip

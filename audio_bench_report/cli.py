@@ -56,8 +56,13 @@ def run_warnings(runs: list[Run], sections: list[Section]) -> list[str]:
                         letters.setdefault(row.label, set()).update(cell.marks)
     for run in runs:
         marks = letters.get(run.label, set())
-        if "F" in marks:
+        recorded = {kind: [t for t, r in sorted(run.tasks.items()) if (r.status or {}).get("status") == kind] for kind in ("failed", "incomplete")}
+        if recorded["failed"]:  # the run's own task_status names them, also tasks no benchmark table shows
+            warnings.append(f"{run.label}: FAILED tasks (mark F), marked failed by the run: {', '.join(recorded['failed'])} (reasons: health table). Do not report these numbers.")
+        elif "F" in marks:
             warnings.append(f"{run.label}: FAILED tasks (mark F): most outputs empty or failed. Do not report these numbers.")
+        if recorded["incomplete"]:
+            warnings.append(f"{run.label}: INCOMPLETE tasks (mark I), stopped early by the run: {', '.join(recorded['incomplete'])} (reasons: health table).")
         if "L" in marks or run.limit:
             how = f"run with --limit {run.limit}" if run.limit else "some tasks were run with --limit"  # a task's limit, not the run's
             warnings.append(f"{run.label}: {how}: partial results, not comparable with full test-set numbers (mark L).")

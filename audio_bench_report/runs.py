@@ -60,6 +60,9 @@ class TaskResult:
         n_effective: documents scored in this run (after ``--limit``), from the results file's ``n-samples``.
         n_original: documents the task's data held.
         file: the results file this task was read from.
+        status: the run's own record of a task that did not finish as meant, ``{"status": "failed" | "incomplete",
+            "reasons": [str, ...]}`` (``results["lmms_eval_audio_plugin"]["task_status"][task]``, written by
+            :func:`lmms_eval_tasks.plugin.record_failures_on_other_tasks`), or ``None``.
     """
 
     task: str
@@ -67,6 +70,7 @@ class TaskResult:
     n_effective: int | None
     n_original: int | None
     file: Path
+    status: dict | None = None
 
     @property
     def n_scored(self) -> int | None:
@@ -187,6 +191,7 @@ def read_runs(folder: str | Path, name: str | None = None) -> list[Run]:
         notes: list[str] = []
         for file, data in members:
             n_samples = data.get("n-samples") or {}
+            statuses = (data.get("lmms_eval_audio_plugin") or {}).get("task_status") or {}
             for task, values in data["results"].items():
                 if not isinstance(values, dict):
                     continue
@@ -194,7 +199,8 @@ def read_runs(folder: str | Path, name: str | None = None) -> list[Run]:
                     notes.append(f"{task}: {file.name} passed over (a newer file, {tasks[task].file.name}, has this task)")
                     continue
                 counts = n_samples.get(task) or {}
-                tasks[task] = TaskResult(task, _metrics(values), counts.get("effective"), counts.get("original"), file)
+                status = statuses.get(task) if isinstance(statuses, dict) and isinstance(statuses.get(task), dict) else None
+                tasks[task] = TaskResult(task, _metrics(values), counts.get("effective"), counts.get("original"), file, status)
         newest = members[0][1]
         label = name or (f"{model} ({_short_args(model_args)})" if model_args else model)
         if len(groups) > 1 and name:
@@ -216,6 +222,7 @@ class TaskHealth:
     subset: str = ""  # S
     problems: list[str] = field(default_factory=list)  # E
     failed_run: str = ""  # F
+    incomplete: str = ""  # I
     judge_failed: str = ""  # J
     excluded: str = ""  # X
 
@@ -223,6 +230,8 @@ class TaskHealth:
         marks = []
         if self.failed_run:
             marks.append("F")
+        if self.incomplete:
+            marks.append("I")
         if self.limited:
             marks.append("L")
         if self.subset:
@@ -236,7 +245,7 @@ class TaskHealth:
         return marks
 
     def explanations(self) -> list[str]:
-        return [text for text in (self.failed_run, self.limited, self.subset, *self.problems, self.judge_failed, self.excluded) if text]
+        return [text for text in (self.failed_run, self.incomplete, self.limited, self.subset, *self.problems, self.judge_failed, self.excluded) if text]
 
 
 #: What each mark on a cell means (shown under every table, in the HTML page and in docs/report.md).
@@ -244,7 +253,8 @@ MARKS = {
     "L": "run with --limit: fewer documents than the task's data holds (not a full result)",
     "S": "fewer documents than the benchmark's full test set (e.g. the shipped sample data): not comparable with published numbers",
     "E": "empty, failed, placeholder, echoed, degenerate or unfinished (reasoning) outputs were counted in this task",
-    "F": "failed run: most (over half) of this task's outputs were empty, failed generations or unfinished reasoning",
+    "F": "failed task: the run marked it failed (its task_status: a failed run by our rule, or an aggregation that raised), or most (over half) of its outputs were empty, failed generations or unfinished reasoning",
+    "I": "incomplete task: the run marked it incomplete (its task_status: stopped early on purpose, e.g. a judge budget reached): its figures cover fewer documents than asked for",
     "J": "judge failures: some judge calls failed and were left out of the mean",
     "X": "exclusions above the threshold: excluded + refused items as a share of the documents",
     "N": "not computed (the results file gives the reason, e.g. no judge configured)",
@@ -283,7 +293,9 @@ def _judge_failures(result: TaskResult) -> int:
 
 
 def task_health(result: TaskResult, full_size: int | None, exclusion_threshold: float) -> TaskHealth:
-    """Health of one task of one run.
+    """Health of one task of one run. A task the run itself marked failed or incomplete (:attr:`TaskResult.status`)
+    gets F or I with the run's reasons; without that record (older results files), F is read from the counts (over
+    half of the outputs empty, failed or unfinished).
 
     Args:
         result: the task's results.
@@ -307,8 +319,14 @@ def task_health(result: TaskResult, full_size: int | None, exclusion_threshold: 
                 failed = max(failed, value)
         elif metric in PROBLEM_SHARE and is_number(value) and value > 0:
             health.problems.append(f"{result.task}: {metric} = {value:.3g}")
-    if n and failed / n > 0.5:
+    status = result.status or {}
+    reasons = "; ".join(str(r) for r in status.get("reasons") or []) or "no reason recorded"
+    if status.get("status") == "failed":  # the run's own record first: a failed task's counts read "not computed" too
+        health.failed_run = f"{result.task}: marked failed by the run: {reasons}"
+    elif n and failed / n > 0.5:  # results files without a task_status (older runs, other writers): from the counts
         health.failed_run = f"{result.task}: {failed:g} of {n} outputs empty or failed: a failed run"
+    if status.get("status") == "incomplete":
+        health.incomplete = f"{result.task}: marked incomplete by the run: {reasons}"
     judge_failed = _judge_failures(result)
     if judge_failed:
         health.judge_failed = f"{result.task}: {judge_failed} judge failure(s)"

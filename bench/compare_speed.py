@@ -7,11 +7,14 @@ documents each (ASR texts in 915 clusters, as the release: tests/release_shaped_
 have the shapes the hooks log (MCGA ``{"key", "id", "ref", "output"}`` items and 0/100 scores; PARSA
 :func:`parsa.scoring.score_response` records).
 
-Figures: compare time / time to compute every compared figure of both runs once with the benchmarks' own
-aggregations (``mcga.metrics``, ``parsa.scoring.aggregate``); absolute seconds (goal: under 10 s in all); peak
-traced memory at 1,000 and 10,000 resamples (goal: flat). Two BLAS threads (the CI machine's 2 cores).
+Figures (bench/_timing.py: the two cases alternate, ``--repeats`` times, medians compared): the wall and CPU time of
+every comparison, absolute (goal: under 10 s in all) and over the time to compute every compared figure of both runs
+once with the benchmarks' own aggregations (``mcga.metrics``, ``parsa.scoring.aggregate``); peak traced memory
+(``tracemalloc``) of mcga_asr + parsa_emotion at 1,000 and 10,000 resamples (goal: flat). Both runs are synthesized
+and compared once before timing, so one-off imports (scipy.stats, sacrebleu) are in neither case. Two BLAS threads
+(the CI machine's 2 cores; the resampling itself asks for one, audio_bench_report/stats.py).
 
-Usage: ``python -m bench.compare_speed [--resamples N]``.
+Usage: ``python -m bench.compare_speed [--resamples N] [--repeats N]``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "2")
 
 import argparse
 import random
-import time
 import tracemalloc
 
 from audio_bench_report import compare as cmp
@@ -134,27 +136,40 @@ def compare_all(a: dict, b: dict, resamples: int) -> int:
     return count
 
 
+def peak_traced_mib(a: dict, b: dict, tasks: tuple[str, ...], resamples: int) -> float:
+    """Peak ``tracemalloc`` memory (MiB) of comparing ``tasks`` at ``resamples``."""
+    tracemalloc.start()
+    compare_all({t: a[t] for t in tasks}, {t: b[t] for t in tasks}, resamples)
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    return peak
+
+
 def main() -> None:
+    from bench._timing import alternate, figure, header, report
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--resamples", type=int, default=10_000)
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
+    header("audio-bench-compare: every comparison of a full MCGA + PARSA-Bench pair")
     a, b = runs()
-    start = time.perf_counter()
+    count = compare_all(a, b, 50)  # untimed: imports
     score_once(a, b)
-    once = time.perf_counter() - start
-    start = time.perf_counter()
-    count = compare_all(a, b, args.resamples)
-    seconds = time.perf_counter() - start
-    peaks = {}
-    for resamples in (1000, 10_000):
-        tracemalloc.start()
-        compare_all({"mcga_asr": a["mcga_asr"], "parsa_emotion": a["parsa_emotion"]}, {"mcga_asr": b["mcga_asr"], "parsa_emotion": b["parsa_emotion"]}, resamples)
-        peaks[resamples] = tracemalloc.get_traced_memory()[1] / 2**20
-        tracemalloc.stop()
+    results = alternate({"score both runs once": lambda: score_once(a, b), "every comparison": lambda: compare_all(a, b, args.resamples)}, args.repeats)
+    report(results)
+    once, every = results["score both runs once"], results["every comparison"]
     docs = sum(len(t.samples) for t in a.values())
-    print(f"{count} comparisons over {len(a)} tasks ({docs} documents per run), {args.resamples} resamples each")
-    print(f"scoring both runs once: {once:.2f} s; every comparison: {seconds:.2f} s (goal < 10 s); ratio {seconds / once:.1f}x")
-    print(f"peak traced memory (mcga_asr + parsa_emotion): {peaks[1000]:.1f} MiB at 1,000 resamples, {peaks[10_000]:.1f} MiB at 10,000 (goal: flat)")
+    figure(f"compare_seconds ({count} comparisons, {len(a)} tasks, {docs} documents per run, {args.resamples} resamples each)", every.wall_median, "< 10 s",
+           every.wall_median < 10, f"CPU {every.cpu_median:.2f} s; walls {', '.join(f'{w:.2f}' for w in every.wall)} s")  # fmt: skip
+    figure("compare_vs_scoring_once (every comparison / scoring both runs once, wall)", every.wall_median / once.wall_median, "none (issue 26 measures it as this ratio)",
+           None, f"{every.wall_median:.2f} s / {once.wall_median:.2f} s; by CPU {every.cpu_median / once.cpu_median:.2f}x")  # fmt: skip
+    tasks = ("mcga_asr", "parsa_emotion")
+    peaks = {r: peak_traced_mib(a, b, tasks, r) for r in (1000, 10_000)}
+    growth = (peaks[10_000] - peaks[1000]) * 2**20 / 9000
+    figure("compare_peak_memory_growth (peak traced memory at 10,000 / 1,000 resamples, mcga_asr + parsa_emotion)", peaks[10_000] / peaks[1000],
+           "flat (<= 1.25)", peaks[10_000] / peaks[1000] <= 1.25, f"{peaks[1000]:.1f} MiB -> {peaks[10_000]:.1f} MiB: {growth:.0f} bytes per resample "
+           "(the kept differences, 8 bytes per resample per figure and test)")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -18,6 +18,10 @@ a ``ServerConfig`` passed explicitly sets the model, temperature and token limit
 final text (its reasoning removed); a call that failed is ``success=False`` with ``error_message`` naming the kind
 (``truncated: ...``, ``refusal: ...``, ...) and never raises. Registered by the plugin's entry point
 (:func:`register_judge_provider`).
+
+Our own judged tasks (MCGA S2TT and SEC, MMAC) reach the judge the same way: their judge pass
+(:func:`audio_bench_core.judge.judge_task`) makes its calls through :class:`LlmJudgeClient`, i.e. ``get_server`` of this
+provider, ``Request`` in, ``Response`` out.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 
-from lmms_eval.llm_judge import ProviderFactory, Request, Response, ServerConfig, ServerInterface
+from lmms_eval.llm_judge import ProviderFactory, Request, Response, ServerConfig, ServerInterface, get_server
 
 from audio_bench_core.judge import Judge, JudgeConfig, JudgeReply, JudgeRequest, Validator
 
@@ -112,6 +116,46 @@ def response_of(reply: JudgeReply, requested_model: str) -> Response:
         success=reply.ok,
         error_message=reply.error,
     )
+
+
+class LlmJudgeClient:
+    """The client of one judge pass (:func:`audio_bench_core.judge.judge_task`, ``client=LlmJudgeClient``) reached
+    through lmms-eval's ``llm_judge``: the provider comes from ``get_server(PROVIDER_NAME, ...)``, each of our
+    :class:`JudgeRequest` is sent as an ``llm_judge`` ``Request`` (its messages, and a ``ServerConfig`` carrying its token
+    limit) and comes back as a ``Response`` whose ``raw_response`` is the :class:`JudgeReply` the pass reads. The request
+    body sent is the one :class:`Judge` builds for the same :class:`JudgeRequest` (tests/test_judge_provider.py).
+
+    Args:
+        config: the pass's judge settings; they must be the ones the provider reads (``AUDIO_JUDGE_*``).
+    Raises:
+        ValueError: ``config`` differs from the provider's settings (the differing fields named, never a key).
+    """
+
+    def __init__(self, config: JudgeConfig) -> None:
+        self.server = get_server(PROVIDER_NAME, ServerConfig(model_name=config.model, temperature=config.temperature))
+        if self.server.judge_config != config:
+            differ = [f.name for f in dataclasses.fields(config) if getattr(config, f.name) != getattr(self.server.judge_config, f.name)]
+            raise ValueError(f"the judge pass's settings differ from the {PROVIDER_NAME} provider's AUDIO_JUDGE_* settings in {', '.join(differ)}")
+        self.config = config
+
+    def request_of(self, request: JudgeRequest) -> Request:
+        """The ``llm_judge`` ``Request`` of one of our requests (its token limit in ``config.max_tokens``; None: the
+        server's default)."""
+        server_config = ServerConfig(model_name=self.config.model, temperature=self.config.temperature, max_tokens=request.max_tokens)
+        return Request(messages=[{"role": role, "content": content} for role, content in request.messages], config=server_config)
+
+    def complete_many(self, requests: list[JudgeRequest], description: str = "judge", validate: Validator | list[Validator | None] | None = None) -> list[JudgeReply]:
+        """:meth:`Judge.complete_many` through the provider's ``evaluate_many``: the replies in input order."""
+        responses = self.server.evaluate_many([self.request_of(request) for request in requests], description, validate=validate)
+        return [response.raw_response for response in responses]
+
+    def request_params(self, request: JudgeRequest) -> dict:
+        """The request fields sent for ``request`` (:meth:`Judge.request_params`)."""
+        return self.server.judge.request_params(request)
+
+    def provenance(self) -> dict:
+        """What the pass's calls used and did (:meth:`AudioJudgeProvider.provenance`)."""
+        return self.server.provenance()
 
 
 def register_judge_provider() -> None:

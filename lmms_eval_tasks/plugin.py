@@ -331,9 +331,13 @@ def _exit_nonzero_on_failure(cli_evaluate_single):
         if not run_uses_plugin(args):  # lmms-eval's own runs keep lmms-eval's behaviour, exit status included
             return cli_evaluate_single(args, *rest, **kwargs)
         logger.info("lmms-eval-audio-plugin: a failed run exits 1, its cause last (plugin.py)")  # log lines under 160 characters
-        from audio_bench_core import run_status
+        from audio_bench_core import judge_budget, judged_documents, run_status
+        from lmms_eval_tasks.judge_estimate import print_judge_estimates_before_inference
 
         run_status.clear()
+        judged_documents.clear()
+        judge_budget.reset_process_budget()  # AUDIO_JUDGE_MAX_CALLS counts from the start of each run
+        print_judge_estimates_before_inference()  # one line per judged task, before the model generates
         _prefer_task_name_over_empty_folder(args)
         try:
             if args is not None and not getattr(args, "tasks", None):  # lmms-eval: "Need to specify task", exit 0
@@ -374,9 +378,14 @@ def failed_tasks_lines() -> list[str]:
     return lines
 
 
+#: Exit status of a run whose tasks finished but some incompletely (``AUDIO_JUDGE_MAX_CALLS`` reached), none failed.
+EXIT_INCOMPLETE = 3
+
+
 def _exit_nonzero_after_tables(cli_evaluate):
-    """``cli_evaluate`` (all runs of one command, then their printed tables) followed by exit 1 when a task was
-    marked failed or incomplete: its results and samples are on disk by then and its figures read "not computed"."""
+    """``cli_evaluate`` (all runs of one command, then their printed tables) followed by a non-zero exit when a task
+    was marked (its results and samples are on disk by then): 1 when a task failed (its figures read "not computed"),
+    :data:`EXIT_INCOMPLETE` when tasks are only incomplete (a judge budget reached: figures over the judged items)."""
 
     @functools.wraps(cli_evaluate)
     def evaluate_then_exit(*args, **kwargs):
@@ -387,15 +396,17 @@ def _exit_nonzero_after_tables(cli_evaluate):
             from audio_bench_core import run_status
 
             tasks = run_status.statuses()
+            failed = [task for task, record in tasks.items() if record["status"] == run_status.FAILED]
+            what = "their figures read 'not computed'" if failed else f"the run is incomplete (exit {EXIT_INCOMPLETE}): their judged figures cover the judged items only"
             print(
-                f"lmms-eval-audio-plugin: {len(tasks)} task(s) did not finish as meant ({', '.join(tasks)}): their figures read 'not computed'; "
+                f"lmms-eval-audio-plugin: {len(tasks)} task(s) did not finish as meant ({', '.join(tasks)}): {what}; "
                 "every other task's results and every task's samples were written (results: lmms_eval_audio_plugin.task_status)",
                 file=sys.stderr,
             )
             for line in lines:
                 print(line, file=sys.stderr)
             sys.stderr.flush()
-            raise SystemExit(1)
+            raise SystemExit(1 if failed else EXIT_INCOMPLETE)
         return outcome
 
     evaluate_then_exit._lmms_eval_audio_plugin = True
@@ -654,7 +665,9 @@ def record_failures_on_other_tasks() -> None:
     go under ``results["lmms_eval_audio_plugin"]["failed_generations"][<task>]`` = ``{"failed", "requests",
     "first_error"}``, only when there are some. Also writes every task's status (failed or incomplete, with the
     reasons: :func:`audio_bench_core.run_status.statuses`) under ``results["lmms_eval_audio_plugin"]["task_status"]``,
-    only when some task has one. Wraps ``EvaluationTracker.save_results_aggregated``.
+    only when some task has one, and the judged tasks' per-document judge scores
+    (:mod:`audio_bench_core.judged_documents`) under ``results["lmms_eval_audio_plugin"]["judged_documents"]``.
+    Wraps ``EvaluationTracker.save_results_aggregated``.
     """
     from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
 
@@ -671,6 +684,10 @@ def record_failures_on_other_tasks() -> None:
             results.setdefault("lmms_eval_audio_plugin", {})["failed_generations"] = dict(FAILED_ON_OTHER_TASKS)
         if run_status.statuses() and isinstance(results, dict):
             results.setdefault("lmms_eval_audio_plugin", {})["task_status"] = run_status.statuses()
+        from audio_bench_core import judged_documents
+
+        if judged_documents.recorded() and isinstance(results, dict):  # per-document judge scores, for audio-bench-compare
+            results.setdefault("lmms_eval_audio_plugin", {})["judged_documents"] = judged_documents.recorded()
         return original(self, results, *args, **kwargs)
 
     save_results_aggregated._lmms_eval_audio_plugin_failures = True

@@ -52,6 +52,9 @@ PROJECT_PACKAGES = (*SHARED_PACKAGES, *BENCHMARK_PACKAGES, "lmms_eval_tasks", "a
 #: Task-folder files that are plugin tools, not part of a task.
 NOT_EXPORTED = ("__init__.py", "README.md", "make_yaml.py")
 SHARED_FOLDER = "shared"
+#: Glue modules of ``lmms_eval_tasks`` that exported hooks may import: the ``audio_judge`` llm_judge provider, which the
+#: judged tasks call through ``llm_judge`` (exported into ``shared/`` beside the judge core it wraps).
+EXPORTED_GLUE = ("lmms_eval_tasks.judge_provider",)
 #: isort and black settings of upstream's ``.pre-commit-config.yaml`` (black 25.1.0, isort 6.0.1 there).
 BLACK_LINE_LENGTH = 240
 EXPORT_EXTRA = "pip install 'lmms-eval-audio-plugin[export]'"
@@ -140,6 +143,8 @@ def _target(name: str, benchmark: str, hooks: str) -> str:
     base = f"lmms_eval.tasks.{benchmark}"
     if name == hooks:
         return f"{base}.utils"
+    if name in EXPORTED_GLUE:
+        return f"{base}.{SHARED_FOLDER}.{name.rpartition('.')[2]}"
     top, _, rest = name.partition(".")
     if top == benchmark:
         return f"{base}.{rest}" if rest else base
@@ -172,7 +177,7 @@ def module_closure(benchmark: str) -> dict[str, Module]:
         if located is None:
             raise ExportError(f"{name}: no such module in {ROOT}")
         path, is_package = located
-        if name != hooks and name.split(".")[0] == "lmms_eval_tasks":
+        if name != hooks and name not in EXPORTED_GLUE and name.split(".")[0] == "lmms_eval_tasks":
             raise ExportError(f"{name}: a module of the lmms-eval glue ({path.relative_to(ROOT)}) imported by {benchmark}'s exported code; shared code belongs in {SHARED_PACKAGES[0]}")
         module = Module(name, path, _target(name, benchmark, hooks), is_package)
         modules[name] = module

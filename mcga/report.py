@@ -115,6 +115,9 @@ def cmc_from_results(tasks: dict[str, dict], strict: bool = False) -> float | No
     )  # fmt: skip
 
 
+#: How a refusal for want of shared documents ends (said once after the pairs it names).
+NO_SHARED_TAIL = ": CMC compares one set of documents in both modes"
+
 #: The three ratios of CMC (paper eq. 1): (label, audio task, text task, official metric, strict metric).
 CMC_PAIRS = (
     ("SQA/QA", "mcga_sqa", "mcga_sqa_text", "f1_official", "f1_official"),
@@ -142,11 +145,17 @@ def cmc_over_shared_documents(tasks: dict[str, dict], per_document: dict[str, di
         With samples files on both sides, the documents are matched (``matched_by`` "document"). Without them, the
         results' scores are used only when both sides scored their whole data (same rows: "full data") or when no
         count is known ("unchecked", said in the note); otherwise CMC is refused (``error`` says why). Refused too when
-        a pair shares no document, or a text-mode score is 0.
+        a pair shares no document, a text-mode score is 0, or a part's figure in the results is "not computed" (a task
+        the run withheld, e.g. a failed run: its logged per-document values are not used).
     """
     out = {"cmc": None, "cmc_strict": None, "documents": {}, "parts": [], "matched_by": None, "error": None}
     if not all(t in tasks for t in CMC_TASKS):
         out["error"] = f"missing tasks {', '.join(t for t in CMC_TASKS if t not in tasks)} (run --tasks mcga_cmc)"
+        return out
+    withheld = [f"{task} {metric}: {tasks[task][metric]}" for _, audio_task, text_task, official, strict in CMC_PAIRS for task in (audio_task, text_task)
+                for metric in dict.fromkeys((official, strict)) if isinstance(tasks[task].get(metric), str) and tasks[task][metric].startswith("not computed")]  # fmt: skip
+    if withheld:  # a task whose figures the run withheld (a failed run): its per-document values mean nothing either
+        out["error"] = f"a part is not computed ({'; '.join(withheld)})"
         return out
     matched_by = []
     for label, audio_task, text_task, official, strict in CMC_PAIRS:
@@ -161,8 +170,9 @@ def cmc_over_shared_documents(tasks: dict[str, dict], per_document: dict[str, di
             part["n"] = sum(1 for d in shared if official in audio_docs[d] and official in text_docs[d])
             part["scored"] = {audio_task: len(audio_docs), text_task: len(text_docs)}
             matched_by.append("document")
-            if not part["n"]:
-                out["error"] = f"{audio_task} and {text_task} share no scored document ({len(audio_docs)} and {len(text_docs)} scored): CMC compares one set of documents in both modes"
+            if not part["n"]:  # every pair without a shared document is named, not only the last
+                reason = f"{audio_task} and {text_task} share no scored document ({len(audio_docs)} and {len(text_docs)} scored)"
+                out["error"] = f"{out['error'].removesuffix(NO_SHARED_TAIL)}; {reason}{NO_SHARED_TAIL}" if out["error"] else f"{reason}{NO_SHARED_TAIL}"
         else:
             (audio_n, audio_all), (text_n, text_all) = counts.get(audio_task, (None, None)), counts.get(text_task, (None, None))
             for side, task in (("audio", audio_task), ("text", text_task)):

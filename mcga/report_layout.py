@@ -17,8 +17,10 @@ This module needs no lmms-eval; it reads metric names, so it keeps working when 
 
 from __future__ import annotations
 
+import functools
 import re
 
+from audio_bench_core.samples import per_document_values, samples_file_of
 from audio_bench_report.plots import grouped_bars, pyplot, save
 from audio_bench_report.runs import Run, is_number
 from audio_bench_report.tables import (
@@ -35,7 +37,8 @@ from audio_bench_report.tables import (
     ordered,
 )
 from mcga.judging import S2TT_DIMENSIONS, S2TT_SCALE, SEC_DIMENSIONS, SEC_SCALE
-from mcga.metrics import DYNASTY_ORDER, GENRE_ORDER, cross_modal_consistency
+from mcga.metrics import DYNASTY_ORDER, GENRE_ORDER
+from mcga.report import CMC_TASKS, cmc_documents_line, cmc_over_shared_documents
 
 BENCHMARK = "MCGA"
 TASK_PREFIX = "mcga_"
@@ -112,26 +115,66 @@ def _group_values(run: Run, metric: str) -> dict[str, tuple[float | None, int | 
     return out
 
 
+def _per_document(path: str, mtime: float) -> dict:
+    """:func:`audio_bench_core.samples.per_document_values` of one samples file, read once per report (``mtime``
+    keys the cache, so a rewritten file is read again)."""
+    return per_document_values(path, ("f1_official", "acc_official", "acc_strict"))
+
+
+_per_document = functools.lru_cache(maxsize=64)(_per_document)
+
+
+def run_cmc(run: Run) -> dict:
+    """CMC of a run over the documents both modes scored: :func:`mcga.report.cmc_over_shared_documents` (the one
+    implementation, shared with ``mcga-report``) fed with the run's six tasks, their samples files (found beside each
+    task's results file, :func:`audio_bench_core.samples.samples_file_of`; documents matched by id) and their document
+    counts (run, in the data). Same return shape; ``error`` says why CMC is refused (no shared document, ``--limit``
+    without samples files, a text-mode score of 0, a missing task) or the samples file that could not be read.
+    """
+    tasks = {task: dict(run.get(task).metrics) for task in CMC_TASKS if run.get(task)}
+    per_document, counts = {}, {}
+    try:
+        for task in tasks:
+            result = run.get(task)
+            counts[task] = (result.n_effective, result.n_original)
+            path = samples_file_of(result.file, task)
+            per_document[task] = _per_document(str(path), path.stat().st_mtime) if path else None
+    except (OSError, ValueError) as error:  # an unreadable samples file: CMC refused, the reason named
+        return {"cmc": None, "cmc_strict": None, "documents": {}, "parts": [], "matched_by": None, "error": str(error)}
+    return cmc_over_shared_documents(tasks, per_document, counts)
+
+
 def _cmc_cell(run: Run, published: dict, context: Context, strict: bool) -> Cell:
+    """CMC (official or over the strict accuracies) over the documents both modes scored (:func:`run_cmc`): the value
+    with ``n`` = documents per ratio (SQA/QA, SU/LU, SR/LR: e.g. ``6/5/4``) and a note naming them; "n/c" (mark N)
+    with the reason when refused."""
     tasks = [task for _, task, _ in CMC_PARTS]
     if not all(run.get(task) for task in tasks):
         missing = [t for t in tasks if not run.get(t)]
         return Cell(text="–", notes=[f"CMC needs {', '.join(missing)} (run --tasks mcga_cmc)"] if len(missing) < len(tasks) else [])
-    values = {}
-    for name, task, metric in CMC_PARTS:
-        metric = "acc_strict" if strict and metric == "acc_official" else metric
-        values[name] = run.get(task).number(metric)
     states = [health(run, t, published, context) for t in tasks]
     cell = Cell(marks=ordered(m for s in states for m in s.marks(judged=False)), notes=[n for s in states for n in s.explanations()])
-    if any(v is None for v in values.values()):
-        cell.text = "?"
+    cmc = run_cmc(run)
+    if cmc["error"]:
+        cell.text, cell.marks = "n/c", ordered([*cell.marks, "N"])
+        cell.notes.append(f"CMC{' strict' if strict else ''}: not computed: {cmc['error']}")
         return cell
-    try:
-        cell.value = cross_modal_consistency(**values)
-    except (ZeroDivisionError, ValueError) as error:  # a text-mode score of 0 has no ratio
-        cell.text, cell.notes = "n/c", [*cell.notes, f"CMC not defined: {error}"]
-        cell.marks.append("N")
+    value = cmc["cmc_strict" if strict else "cmc"]
+    if value is None:
+        cell.text = "?"
+        cell.notes.append(f"CMC{' strict' if strict else ''}: a part is not a number in the results or samples")
+        return cell
+    cell.value = value
+    if all(isinstance(n, int) for n in cmc["documents"].values()):
+        cell.n = "/".join(str(n) for n in cmc["documents"].values())
+    cell.notes.append(cmc_documents_line(cmc))
     return cell
+
+
+#: Under every table with a CMC column: what CMC is computed over and what its n means.
+CMC_NOTE = ("CMC = (SQA/QA + SU/LU + SR/LR) / 3 × 100 needs the text-mode tasks (--tasks mcga_cmc); each ratio over the documents both modes scored "
+            "(matched by document from the samples files; without them only when both modes ran their whole data), n = those documents per ratio "
+            "(in the order SQA/QA, SU/LU, SR/LR); refused (n/c, reason named) when the modes share no document.")
 
 
 def main_table(runs: list[Run], published: dict, context: Context) -> Table:
@@ -141,7 +184,7 @@ def main_table(runs: list[Run], published: dict, context: Context) -> Table:
         Column("su_acc", "SU Acc↑"), Column("su_acc_strict", "SU Acc strict↑"), Column("sr_acc", "SR Acc↑"),
         Column("sr_acc_strict", "SR Acc strict↑"), Column("cmc", "CMC↑"), Column("cmc_strict", "CMC strict↑"),
     ]  # fmt: skip
-    for column in columns[:-2]:  # each task's cell carries its n (documents scored); CMC combines six tasks
+    for column in columns:  # each task's cell carries its n (documents scored); CMC's: documents both modes scored per ratio
         column.show_n = True
     spec = {"asr_cer": ("mcga_asr", "cer_official"), "asr_cer_strict": ("mcga_asr", "cer_strict"), "s2tt_llm_b": ("mcga_s2tt", "llm_b"),
             "sec_llm_c": ("mcga_sec", "llm_c"), "sqa_f1": ("mcga_sqa", "f1_official"), "su_acc": ("mcga_su", "acc_official"),
@@ -154,7 +197,7 @@ def main_table(runs: list[Run], published: dict, context: Context) -> Table:
     table = Table("mcga_main", "MCGA main results (paper Table 3): official metric, our strict variant beside it", columns)
     table.notes = [("CER, F1 and accuracy in percent; LLM-B and LLM-C 0-100 (LLM judge). 'strict': our stricter rule (lmms_eval_tasks/mcga/README.md). "
                     "n = documents scored (the health table's 'scored (n)')."),
-                   "CMC = (SQA/QA + SU/LU + SR/LR) / 3 × 100 needs the text-mode tasks (--tasks mcga_cmc)."]  # fmt: skip
+                   CMC_NOTE]  # fmt: skip
     return assemble(table, runs, cells, published, context)
 
 
@@ -210,8 +253,8 @@ def cmc_table(runs: list[Run], published: dict, context: Context) -> Table | Non
     if not any(run.get("mcga_sqa_text") or run.get("mcga_su_text") or run.get("mcga_sr_text") for run in runs):
         return None
     columns = [Column(name, header) for name, header in (("sqa", "SQA"), ("qa", "QA (text)"), ("su", "SU"), ("lu", "LU (text)"), ("sr", "SR"), ("lr", "LR (text)"))]
-    columns += [Column("cmc", "CMC↑"), Column("su_strict", "SU strict"), Column("lu_strict", "LU strict"), Column("sr_strict", "SR strict"),
-                Column("lr_strict", "LR strict"), Column("cmc_strict", "CMC strict↑")]  # fmt: skip
+    columns += [Column("cmc", "CMC↑", show_n=True), Column("su_strict", "SU strict"), Column("lu_strict", "LU strict"), Column("sr_strict", "SR strict"),
+                Column("lr_strict", "LR strict"), Column("cmc_strict", "CMC strict↑", show_n=True)]  # fmt: skip
     cells = []
     for run in runs:
         row = {name: metric_cell(run, task, metric, published, context) for name, task, metric in CMC_PARTS}
@@ -220,7 +263,8 @@ def cmc_table(runs: list[Run], published: dict, context: Context) -> Table | Non
         row["cmc"], row["cmc_strict"] = _cmc_cell(run, published, context, False), _cmc_cell(run, published, context, True)
         cells.append(row)
     table = Table("mcga_cmc", "MCGA cross-modal consistency (paper Table 8): audio vs text-mode scores", columns)
-    table.notes = ["QA/LU/LR: the same questions with the transcript instead of the audio (mcga_*_text). The paper's Table 8 values are not in its accessible text."]
+    table.notes = [("QA/LU/LR: the same questions with the transcript instead of the audio (mcga_*_text); each task's cell is its own figure, over its own "
+                    "documents. The paper's Table 8 values are not in its accessible text."), CMC_NOTE]
     return assemble(table, runs, cells, published, context)
 
 

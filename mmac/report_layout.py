@@ -82,7 +82,9 @@ def main_table(runs: list[Run], published: dict, context: Context) -> Table:
     cells = [{m: overall(run, m, published, context) for m in METRICS} for run in runs]
     table = Table("mmac_main", "MMAC main results (paper Table 2): category-macro Accuracy / Precision / Coverage", columns)
     table.notes = [("Percent. Accuracy = mean score with omissions 0; Precision = mean score over mentioned samples; Coverage = share mentioned. "
-                    "Category-macro: the six categories weighted equally (per category: the next table). Judge failures are left out of every denominator (mark J).")]  # fmt: skip
+                    "Category-macro: the six categories weighted equally (per category: the next table). Judge failures are left out of every denominator (mark J)."),
+                   ("Documents: each category is its own set of clips (the paper's macro over categories, not a same-document figure); the category-macro "
+                    "covers the documents of the six categories, each category's n in the next table, and carries their L/I/F marks.")]  # fmt: skip
     return assemble(table, runs, cells, published, context)
 
 

@@ -19,6 +19,7 @@ Labels are English task names (no Persian text is drawn). This module needs no l
 
 from __future__ import annotations
 
+from audio_bench_core.samples import same_documents, samples_file_of
 from audio_bench_report.plots import GREYS, HATCHES, nothing_scored, pyplot, safe_label, save
 from audio_bench_report.runs import Run, is_number
 from audio_bench_report.tables import (
@@ -184,10 +185,32 @@ def dimensions_table(runs: list[Run], published: dict, context: Context) -> Tabl
 SETTING_SUFFIX = {"audio": "", "text": "_text", "audio_ref": "_audio_ref", "fewshot": "_fewshot", "cot": "_cot"}
 
 
+def _gap_cell(run: Run, task: str, audio: Cell, text: Cell) -> Cell:
+    """Audio − text (paper Table 4) when both settings ran the same documents
+    (:func:`audio_bench_core.samples.same_documents`: matched by id from the samples files, or both over their whole
+    data); otherwise "n/c" (mark N) with the reason. Each side keeps its own exclusions (the paper's rule per setting)."""
+    marks = ordered([*audio.marks, *text.marks])
+    if audio.value is None or text.value is None:
+        if "n/c" in (audio.text, text.text):  # a side not computed (e.g. a failed run): so is the gap, with its reason
+            return Cell(text="n/c", marks=ordered([*marks, "N"]), notes=[f"{task} gap: not computed: a side is not computed"])
+        return Cell(text="–")
+    sides = []
+    for name in (task, f"{task}_text"):
+        result = run.get(name)
+        sides.append((name, samples_file_of(result.file, name), (result.n_effective, result.n_original)))
+    try:
+        n, reason = same_documents(*sides)
+    except (OSError, ValueError) as error:
+        n, reason = None, str(error)
+    if reason:
+        return Cell(text="n/c", marks=ordered([*marks, "N"]), notes=[f"{task} gap: not computed: {reason}"])
+    return Cell(value=audio.value - text.value, marks=marks, n=n)
+
+
 def settings_table(runs: list[Run], published: dict, context: Context) -> Table | None:
     """Headline metric per setting for every task a run ran in more than the audio setting (paper Table 4: audio vs
     text, gap = audio − text; §6.4-6.5: audio + reference text, few-shot, chain of thought); ``None`` if none did."""
-    columns = [Column("audio", "audio", digits=3, show_n=True), Column("text", "text", digits=3, show_n=True), Column("gap", "gap audio − text", digits=3),
+    columns = [Column("audio", "audio", digits=3, show_n=True), Column("text", "text", digits=3, show_n=True), Column("gap", "gap audio − text", digits=3, show_n=True),
                Column("audio_ref", "audio + ref. text", digits=3, show_n=True), Column("fewshot", "few-shot", digits=3, show_n=True),
                Column("cot", "CoT", digits=3, show_n=True)]  # fmt: skip
     table = Table("parsa_settings", "PARSA-Bench settings: audio vs text (paper Table 4), audio + reference text, few-shot, CoT", columns)
@@ -198,11 +221,7 @@ def settings_table(runs: list[Run], published: dict, context: Context) -> Table 
             metric = TASKS[task].headline_metric
             cells = {s: metric_cell(run, f"{TASK_PREFIX}{task}{suffix}", metric, published, context, exclusions=True, n_metric="scored", ci_metric=f"{metric}_ci95")
                      for s, suffix in SETTING_SUFFIX.items()}  # fmt: skip
-            audio, text = cells["audio"], cells["text"]
-            gap = Cell(text="–")
-            if audio.value is not None and text.value is not None:
-                gap = Cell(value=audio.value - text.value, marks=ordered([*audio.marks, *text.marks]))
-            cells["gap"] = gap
+            cells["gap"] = _gap_cell(run, f"{TASK_PREFIX}{task}", cells["audio"], cells["text"])
             table.rows.append(Row(run.label, "run", cells, f"{TASK_LABEL[task]} ({METRIC_LABEL.get(metric, metric)})"))
     if not table.rows:
         return None
@@ -211,7 +230,9 @@ def settings_table(runs: list[Run], published: dict, context: Context) -> Table 
             cells = {key: Cell(value=float(value)) for key, value in row["values"].items()}
             source = f"{published['paper_short']}, arXiv {published['arxiv']}, {row['table']}"
             table.rows.append(Row(f"{row['model']} (paper)", "published", cells, f"{TASK_LABEL[row['task']]}; {source}"))
-    table.notes = ["Same headline metric as Table 2 in every setting; '–' where the run did not include that setting's task (parsa_<task>_text, _audio_ref, _fewshot, _cot)."]
+    table.notes = ["Same headline metric as Table 2 in every setting; '–' where the run did not include that setting's task (parsa_<task>_text, _audio_ref, _fewshot, _cot).",
+                   ("gap = audio − text only when both settings ran the same documents (matched by id from the samples files, or both over their whole data); "
+                    "n = those documents, each setting's score over its own non-excluded items; 'n/c' with the reason otherwise.")]  # fmt: skip
     return table
 
 

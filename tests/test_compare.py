@@ -108,9 +108,10 @@ def test_cer_interval_and_p_come_from_resampling_whole_text_clusters(runs):
     def cer(items, docs):
         return mcga_metrics.official_cer_percent([items[d]["ref"] for d in docs], [items[d]["output"] for d in docs])
 
-    rng = np.random.default_rng(7)  # cer_official is the task's first measure: seed + 0
-    draws = rng.integers(0, len(ids), size=(RESAMPLES, len(ids)))
-    swaps = rng.random((RESAMPLES, len(ids))) < 0.5
+    # cer_official is the task's first measure group: seed + 0; stats.resample_differences' streams (its docstring)
+    boot_seed, perm_seed = np.random.SeedSequence(7).spawn(2)
+    draws = np.random.default_rng(boot_seed).integers(0, len(ids), size=(RESAMPLES, len(ids)))
+    swaps = np.random.default_rng(perm_seed).integers(0, 2, size=(RESAMPLES, len(ids)), dtype=bool)
     boot, perm = [], []
     for draw, swap in zip(draws, swaps):
         docs = [d for cluster in draw for d in members[cluster]]
@@ -207,5 +208,132 @@ def test_vectorised_chrf_equals_sacrebleu_on_random_sentences():
     for _ in range(30):
         chosen = rng.integers(0, 40, int(rng.integers(1, 40)))
         total = stats_[chosen].sum(0)
-        assert cmp.chrf_from_sums(total)[0] == pytest.approx(metric._compute_score_from_stats(list(total)).score, abs=1e-9)
+        assert cmp.chrf_from_sums(total)[0] == metric._compute_score_from_stats(list(total)).score  # sacrebleu's operations, in its order
     assert cmp.chrf_from_sums(np.zeros(24))[0] == metric._compute_score_from_stats([0] * 24).score == 0.0
+
+
+def _sentences(seed: int, n: int) -> tuple[list[str], list[str], list[str]]:
+    """Random references and two systems' hypotheses over a small vocabulary; B keeps ~85 % of A's sentences."""
+    rng = np.random.default_rng(seed)
+    words = ["the", "moon", "light", "gleams", "frost", "ground", "x", "on", "a", ""]
+    refs = [" ".join(rng.choice(words, int(rng.integers(1, 12)))) for _ in range(n)]
+    hyps_a = [" ".join(rng.choice(words, int(rng.integers(0, 12)))) for _ in range(n)]
+    hyps_b = [h if rng.random() < 0.85 else " ".join(rng.choice(words, int(rng.integers(0, 12)))) for h in hyps_a]
+    return refs, hyps_a, hyps_b
+
+
+def test_vectorised_bleu_equals_sacrebleu_on_random_sentences():
+    refs, hyps, _ = _sentences(6, 60)
+    metric = cmp._sacrebleu_metric("bleu")
+    stats_ = np.array(metric._extract_corpus_statistics(hyps, [refs]), float)
+    rng = np.random.default_rng(8)
+    for _ in range(200):
+        total = stats_[rng.integers(0, 60, int(rng.integers(1, 60)))].sum(0)
+        assert cmp.bleu_from_sums(total)[0] == pytest.approx(metric._compute_score_from_stats(list(total)).score, rel=1e-12, abs=1e-9)
+    # the edge cases: nothing matches (0), a zero-match order (exp smoothing), no 4-grams at all, an empty hypothesis side (BP 0)
+    for row in ([0, 5, 0, 0, 0, 0, 0, 0, 0, 0], [9, 10, 6, 2, 0, 0, 9, 8, 7, 6], [3, 3, 3, 1, 0, 0, 3, 2, 1, 0], [12, 9, 8, 4, 2, 1, 12, 11, 10, 9]):
+        assert cmp.bleu_from_sums(np.array(row, float))[0] == pytest.approx(metric._compute_score_from_stats(list(row)).score, rel=1e-12, abs=1e-9)
+
+
+@pytest.mark.parametrize("name", ["chrf_pp", "bleu"])
+def test_approximate_randomisation_p_equals_sacrebleu_paired_test(name, monkeypatch):
+    """Reference: sacrebleu's own PairedTest(test_type="ar") on the same texts (its seed, 12345 by default). Ours draws
+    the same selections (chunks of multiples of 32 draws) and scores them vectorised: the p-values are equal, also
+    when the draws come in many small chunks."""
+    from sacrebleu.significance import PairedTest
+
+    refs, hyps_a, hyps_b = _sentences(5, 77)
+    measure = cmp.Measure(name, "official", "", "0-100", cmp._sacrebleu_parts(name, cmp._mcga_texts), cmp._sacrebleu_value(name), sacrebleu=(name, cmp._mcga_texts))
+    values_a = [{"translation": h, "reference": r} for h, r in zip(hyps_a, refs)]
+    values_b = [{"translation": h, "reference": r} for h, r in zip(hyps_b, refs)]
+    for resamples in (1000, 999):
+        _, scores = PairedTest([("A", hyps_a), ("B", hyps_b)], {name: cmp._sacrebleu_metric(name)}, [refs], test_type="ar", n_samples=resamples)()
+        [key] = [k for k in scores if k != "System"]
+        expected = scores[key][1].p_value
+        assert 0.05 < expected < 0.95  # a case where the count of larger differences matters, not the floor 1/(R+1)
+        assert cmp._sacrebleu_p(measure, values_a, values_b, resamples) == expected
+        monkeypatch.setattr(stats, "CHUNK_ELEMENTS", 100)  # 32 resamples per chunk
+        assert cmp._sacrebleu_p(measure, values_a, values_b, resamples) == expected
+        monkeypatch.undo()
+
+
+def test_resampled_medians_and_sums_equal_a_loop_over_the_same_draws(monkeypatch):
+    """Reference: the draws of stats.resample_differences' docstring, each resample's figures recomputed with
+    np.nanmedian / from the summed parts of the drawn (or swapped) documents; the same in any chunking. The third
+    figure is PARSA intent's macro-F1 (60 classes, one-hot parts: the sparse product)."""
+    from parsa.tasks import get_task
+
+    rng = np.random.default_rng(1)
+    n, resamples = 53, 300
+    va, vb = rng.random(n), rng.random(n)
+    va[rng.random(n) < 0.2] = np.nan  # documents out of the figure (PARSA's non-scored items)
+    vb[rng.random(n) < 0.2] = np.nan
+    va[:5], vb[3:8] = 0.5, 0.5  # ties
+    pa, pb = rng.integers(0, 5, (n, 2)).astype(float), rng.integers(0, 5, (n, 2)).astype(float)
+    pa[:, 1] += 5
+    pb[:, 1] += 5
+    ratio = cmp._ratio(1.0)
+    labels = list(get_task("intent").labels)
+    gold = [str(rng.choice(labels)) for _ in range(n)]
+
+    def records():
+        out = []
+        for number, g in enumerate(gold):
+            status = "scored" if rng.random() < 0.9 else "excluded"
+            predicted = g if rng.random() < 0.5 else str(rng.choice(labels))
+            out.append({"task": "intent", "id": str(number), "status": status, "reason": "", "gold": g, "prediction": predicted if status == "scored" else None,
+                        "correct": g == predicted if status == "scored" else None, "out_of_set": None})  # fmt: skip
+        return out
+
+    [macro] = [m for m in cmp.measures_for("parsa_intent") if m.metric == "macro_f1_strict"]
+    both = macro.parts(records() + records())  # the two runs' parts in one call share their class columns, as compare_task does
+    ma, mb = both[:n], both[n:]
+    assert not isinstance(stats._operand(np.hstack([pa, pb, ma, mb])), np.ndarray)  # sparse
+    boot_seed, perm_seed = np.random.SeedSequence(3).spawn(2)
+    index = np.random.default_rng(boot_seed).integers(0, n, (resamples, n))
+    swaps = np.random.default_rng(perm_seed).integers(0, 2, (resamples, n), dtype=bool)
+
+    def summed(value, a, b):
+        boot = [value(b[i].sum(0)[None])[0] - value(a[i].sum(0)[None])[0] for i in index]
+        perm = [value(np.where(w[:, None], a, b).sum(0)[None])[0] - value(np.where(w[:, None], b, a).sum(0)[None])[0] for w in swaps]
+        return boot, perm
+
+    expected_median = ([np.nanmedian(vb[i]) - np.nanmedian(va[i]) for i in index],
+                       [np.nanmedian(np.where(w, va, vb)) - np.nanmedian(np.where(w, vb, va)) for w in swaps])  # fmt: skip
+    expected = [summed(ratio, pa, pb), summed(macro.value, ma, mb)]
+    for chunk in (stats.CHUNK_ELEMENTS, 32 * n, 100):
+        monkeypatch.setattr(stats, "CHUNK_ELEMENTS", chunk)
+        (boot_median, perm_median), *found = stats.resample_differences(
+            [stats.Figure(va[:, None], vb[:, None], median=True), stats.Figure(pa, pb, ratio), stats.Figure(ma, mb, macro.value)], None, resamples, 3)
+        assert np.array_equal(boot_median, expected_median[0], equal_nan=True) and np.array_equal(perm_median, expected_median[1], equal_nan=True)
+        for (boot, perm), (boot_expected, perm_expected) in zip(found, expected):
+            assert boot == pytest.approx(boot_expected, abs=1e-12) and perm == pytest.approx(perm_expected, abs=1e-12)
+
+
+def test_macro_f1_classes_predicted_by_one_run_only_are_compared_as_themselves():
+    """A predicts 'fear' where B predicts 'surprise', neither ever gold: each run's classes differ, so the parts of
+    both runs must share columns (one call over both). Reference: the permutation p-value recomputed with PARSA's own
+    macro-F1 (parsa.scoring._agg_macro_f1) on the swapped records, with the draws of stats.resample_differences."""
+    from parsa import scoring
+
+    gold = ["anger", "happiness", "sadness", "neutral"] * 6
+
+    def record(number, g, predicted, status="scored"):
+        return {"task": "emotion", "id": str(number), "status": status, "reason": "", "gold": g, "prediction": predicted if status == "scored" else None,
+                "correct": g == predicted if status == "scored" else None, "out_of_set": None}  # fmt: skip
+
+    rng = np.random.default_rng(4)
+    records_a = [record(n, g, "fear" if n % 5 == 0 else (g if rng.random() < 0.6 else "sadness")) for n, g in enumerate(gold)]
+    records_b = [record(n, g, "surprise" if n % 7 == 0 else (g if rng.random() < 0.7 else "anger"), "excluded" if n == 3 else "scored") for n, g in enumerate(gold)]
+    docs = [{str(n): {"doc_id": n, "macro_f1": r, "macro_f1_strict": r, "accuracy": r, "accuracy_strict": r} for n, r in enumerate(run)} for run in (records_a, records_b)]
+    rows, _ = cmp.compare_task("parsa_emotion", cmp.TaskDocs("sha256:x", docs[0], None), cmp.TaskDocs("sha256:x", docs[1], None), RESAMPLES, 0)
+    [row_] = [r for r in rows if r.metric == "macro_f1"]
+
+    def figure(records):
+        return scoring._agg_macro_f1("emotion", records, [r for r in records if r["status"] == "scored"])
+
+    assert (row_.a, row_.b) == (pytest.approx(figure(records_a), abs=1e-12), pytest.approx(figure(records_b), abs=1e-12))
+    _, perm_seed = np.random.SeedSequence(0).spawn(2)  # the task's one group of measures: seed + 0
+    swaps = np.random.default_rng(perm_seed).integers(0, 2, (RESAMPLES, len(gold)), dtype=bool)
+    permuted = [figure([a if s else b for a, b, s in zip(records_a, records_b, w)]) - figure([b if s else a for a, b, s in zip(records_a, records_b, w)]) for w in swaps]
+    assert row_.p_value == pytest.approx((1 + sum(abs(d) >= abs(row_.difference) - 1e-12 for d in permuted)) / (RESAMPLES + 1), abs=1e-12)

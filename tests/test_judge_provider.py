@@ -4,6 +4,8 @@ item 5): registered by the plugin's entry point, reached by name through ``llm_j
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.chat_server import REPORTED_MODEL, ChatServer
@@ -69,3 +71,36 @@ def test_without_a_config_the_audio_judge_settings_stand_and_a_missing_key_is_sa
     assert not unconfigured.is_available()
     with pytest.raises(RuntimeError, match="no judge configured"):
         unconfigured.evaluate(Request(messages=[{"role": "user", "content": "x"}]))
+
+
+@pytest.mark.parametrize("model", ["deepseek-chat", "gpt-5-mini"])
+def test_our_judge_pass_goes_through_llm_judge_and_sends_the_bodies_the_core_sends(judge_env, monkeypatch, tmp_path, model):
+    """Issue 25 item 5: our judged tasks call the judge as an lmms-eval task would (``get_server`` of the provider,
+    ``Request`` in, ``Response`` out); the HTTP bodies are the ones the core :class:`Judge` sends for the same requests,
+    with and without a per-request token limit, for a plain and a reasoning-family judge."""
+    from lmms_eval.llm_judge import ProviderFactory
+
+    from audio_bench_core import judge
+    from lmms_eval_tasks.judge_provider import LlmJudgeClient
+
+    monkeypatch.setenv("AUDIO_JUDGE_MODEL", model)
+    created = []
+    original = ProviderFactory.create_provider.__func__
+    monkeypatch.setattr(ProviderFactory, "create_provider", classmethod(lambda cls, *a, **k: created.append(k.get("api_type")) or original(cls, *a, **k)))
+    items = [{"id": "d1", "text": "one two"}, {"id": "d2", "text": "one two three"}]
+
+    def requests(item):
+        return {"limited": judge.JudgeRequest.of([{"role": "user", "content": f"score {item['text']}"}], 64),
+                "default": judge.JudgeRequest.of([{"role": "system", "content": "be terse"}, {"role": "user", "content": item["text"]}])}
+
+    bodies, scores = {}, {}
+    for name, client in (("core", None), ("llm_judge", LlmJudgeClient)):
+        monkeypatch.setenv("AUDIO_JUDGE_CACHE", str(tmp_path / f"{model}-{name}.sqlite3"))  # no cache hit across the two passes
+        with ChatServer(digit_reply) as server:
+            judge_env(server)
+            result = judge.judge_task(f"t-{model}-{name}", items, requests, lambda reply: float(reply.split()[-1]), {}, client=client)
+        bodies[name] = sorted(json.dumps(body, sort_keys=True) for body in server.requests)
+        scores[name] = {dimension: d.values for dimension, d in result.dimensions.items()}
+    assert created == ["audio_judge"]  # the llm_judge pass made its provider through the factory, once
+    assert len(bodies["core"]) == 4 and bodies["llm_judge"] == bodies["core"]
+    assert scores["llm_judge"] == scores["core"] == {"limited": (4.0, 5.0), "default": (3.0, 4.0)}  # digit_reply: words of the last message + 1

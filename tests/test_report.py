@@ -121,6 +121,7 @@ def test_table_values_are_the_results_json_values(runs):
     [settings] = [r for r in table(report, "parsa_settings") if r["label"] == "A"]
     assert float(settings["text"]) == a["parsa_vazn_text"]["accuracy,none"] == pytest.approx(5 / 6) and settings["text_n"] == "6"
     assert float(settings["gap"]) == pytest.approx(1.0 - 5 / 6) and settings["fewshot"] == "–"
+    assert settings["gap_n"] == "6"  # both settings ran the same 6 documents (matched by id from the samples files)
     [paper] = [r for r in table(report, "parsa_settings") if r["kind"] == "paper" and r["detail"].startswith("Metre")]
     assert (float(paper["audio"]), float(paper["text"])) == (0.196, 0.102) and paper["detail"].endswith("PARSA-Bench, arXiv 2603.14456, Table 4")
     b_row = row(table(report, "parsa_main"), "run", "B")

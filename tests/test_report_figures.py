@@ -105,7 +105,9 @@ def test_mcga_main_cells_carry_their_n():
     table = main_table([run], load_published("mcga"), Context())
     markdown = render.markdown(table)
     assert "80.0 (n=5)" in markdown and "12.5<sup>S</sup> (n=5)" in markdown
-    assert not any(c.show_n for c in table.columns if c.key.startswith("cmc"))
+    # CMC's n is the documents both modes scored per ratio (tests/test_combined_figures.py); without the six tasks: no n
+    assert all(c.show_n for c in table.columns if c.key.startswith("cmc"))
+    assert table.rows[0].cells["cmc"].text == "–" and table.rows[0].cells["cmc"].n is None
 
 
 def test_parsa_strict_score_over_0_scored_items_is_not_computed():

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from functools import partial
 
-from audio_bench_core import judge, responses
+from audio_bench_core import judge, judged_documents, responses
 from audio_bench_core.audio import DEFAULT_MAX_SECONDS, audio_for_model
 from audio_bench_core.data_identity import DocsLoader
+from lmms_eval_tasks.judge_provider import LlmJudgeClient
 from mcga import data, judging, metrics, prompts
 
 TASK_FIELD, MODE_FIELD = "mcga_task", "mcga_mode"
@@ -249,7 +250,7 @@ def mcga_agg_signature(items: list[str]) -> str:
 #: stored in the cache), candidate_prompt_framing (candidates holding prompt-like text: mcga.judging.prompt_framing).
 JUDGE_COUNTS = (
     "judge_failed", "judge_failed_strict", "strict_differs", "judge_verdicts_after_reasoning", "judge_unfinished_reasoning",
-    "judge_uncached", "candidate_prompt_framing", "judge",
+    "judge_uncached", "judge_skipped_budget", "candidate_prompt_framing", "judge",
 )  # fmt: skip
 S2TT_STRICT = tuple(f"{name}_strict" for name in (*judging.S2TT_DIMENSIONS, "llm_b"))
 SEC_STRICT = tuple(f"{name}_strict" for name in (*judging.SEC_DIMENSIONS, "llm_c"))
@@ -271,6 +272,19 @@ def _sec_requests(item: dict) -> dict[str, judge.JudgeRequest]:
     }
 
 
+def mcga_judge_requests_for_estimate(doc: dict) -> list[judge.JudgeRequest]:
+    """The judge requests one document's judged answer will send (S2TT: 3, SEC: 3; other tasks: none), for the cost
+    estimate before inference (:mod:`lmms_eval_tasks.judge_estimate`). The answer is assumed to be the reference:
+    the gold translation (S2TT), the gold persona, tone and sentence parts (SEC)."""
+    if doc[TASK_FIELD] == "s2tt":
+        return list(_s2tt_requests({"source": doc["asr"], "translation": mcga_doc_to_target(doc)}).values())
+    if doc[TASK_FIELD] == "sec":
+        parts = {index: doc[field] for _, field, index, _ in judging.SEC_DIMENSIONS.values()}
+        item = {**{field: doc[field] for _, field, _, _ in judging.SEC_DIMENSIONS.values()}, "parts": [parts.get(i, "") for i in range(max(parts) + 1)]}
+        return list(_sec_requests(item).values())
+    return []
+
+
 def _sec_official(dimension: str, reply: str, item: dict) -> float:
     return judging.official_sec_judge_score(dimension, reply, item)
 
@@ -282,12 +296,14 @@ _SEC_STRICT = {name: partial(judging.sec_judge_score, name) for name in judging.
 def _judged(task: str, items: list[dict]) -> judge.JudgedTask | str:
     """The task's judge pass: the official-compatible readings decide what is cached and asked again
     (:func:`mcga.judging.official_s2tt_judge_score`, :func:`mcga.judging.official_sec_judge_score`); the strict
-    readings (:func:`mcga.judging.s2tt_judge_score`, :func:`mcga.judging.sec_judge_score`) go beside them."""
+    readings (:func:`mcga.judging.s2tt_judge_score`, :func:`mcga.judging.sec_judge_score`) go beside them. The calls go
+    through lmms-eval's ``llm_judge`` (the ``audio_judge`` provider)."""
     if task == "s2tt":
         return judge.judge_task(
-            "mcga_s2tt", items, _s2tt_requests, judging.official_s2tt_judge_score, judging.judge_prompt_hashes("s2tt"), strict_score=judging.s2tt_judge_score
+            "mcga_s2tt", items, _s2tt_requests, judging.official_s2tt_judge_score, judging.judge_prompt_hashes("s2tt"),
+            strict_score=judging.s2tt_judge_score, client=LlmJudgeClient,
         )
-    return judge.judge_task("mcga_sec", items, _sec_requests, _SEC_OFFICIAL, judging.judge_prompt_hashes("sec"), strict_score=_SEC_STRICT)
+    return judge.judge_task("mcga_sec", items, _sec_requests, _SEC_OFFICIAL, judging.judge_prompt_hashes("sec"), strict_score=_SEC_STRICT, client=LlmJudgeClient)
 
 
 def _task_of(items: list[dict]) -> str:
@@ -337,8 +353,17 @@ def _combined(items: list[dict], combine, strict: bool = False) -> float | str:
     result = _judged(_task_of(items), items)
     if isinstance(result, str):
         return result
+    _record_documents(items, result)
     value = combine({name: (d.strict if strict else d).mean for name, d in result.dimensions.items()})
     return "not computed: a dimension has no judged item (see 'judge')" if value is None else value
+
+
+def _record_documents(items: list[dict], result: judge.JudgedTask) -> None:
+    """Keep the pass's per-document scores of every dimension, both readings, for the results file
+    (:mod:`audio_bench_core.judged_documents`: LLM-B/LLM-C recomputed per document by ``audio-bench-compare``)."""
+    task = _task_of(items)
+    dimensions = judging.S2TT_DIMENSIONS if task == "s2tt" else judging.SEC_DIMENSIONS
+    judged_documents.record(f"mcga_{task}", judged_documents.dimension_scores(result, items, list(dimensions)))
 
 
 def mcga_agg_llm_b(items: list[dict]) -> float | str:
@@ -389,6 +414,7 @@ def _pass_count(name: str, items: list[dict]) -> int | str:
 mcga_agg_judge_verdicts_after_reasoning = partial(_pass_count, "reasoning_read_past")
 mcga_agg_judge_unfinished_reasoning = partial(_pass_count, "unfinished_reasoning")
 mcga_agg_judge_uncached = partial(_pass_count, "uncached_replies")
+mcga_agg_judge_skipped_budget = partial(_pass_count, "judge_skipped_budget")
 
 
 def mcga_agg_candidate_prompt_framing(items: list[dict]) -> int:

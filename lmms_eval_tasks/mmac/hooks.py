@@ -17,10 +17,11 @@ from functools import partial
 
 from loguru import logger
 
-from audio_bench_core import judge
+from audio_bench_core import judge, judged_documents, responses
 from audio_bench_core.audio import audio_for_model
 from audio_bench_core.data_identity import DocsLoader
-from audio_bench_core import responses
+from audio_bench_core.run_status import guarded_group_aggregation
+from lmms_eval_tasks.judge_provider import LlmJudgeClient
 from mmac import data, judging, metrics, schema
 
 _KEY_SEPARATOR = "|"  # judge_task metric key: "<dimension>|<caption-length bucket>"
@@ -74,7 +75,7 @@ def mmac_doc_to_target(doc: dict) -> str:
 
 JUDGED_METRICS = (
     "coverage", "precision", "accuracy", "dimensions", "judge_failed", "judge_verdicts_after_reasoning", "judge_unfinished_reasoning",
-    "judge_uncached", "judge", "caption_length",
+    "judge_uncached", "judge_skipped_budget", "judge", "caption_length",
 )  # fmt: skip
 
 
@@ -121,6 +122,19 @@ def _requests(item: dict) -> dict[str, judge.JudgeRequest]:
     }
 
 
+#: The caption length the cost estimate assumes (words): MMAC's references are per-dimension labels, not captions.
+ESTIMATE_CAPTION_WORDS = 150
+
+
+def mmac_judge_requests_for_estimate(doc: dict) -> list[judge.JudgeRequest]:
+    """The judge requests one document's caption will send (one per target dimension), for the cost estimate before
+    inference (:mod:`lmms_eval_tasks.judge_estimate`), the caption assumed :data:`ESTIMATE_CAPTION_WORDS` words long."""
+    caption = " ".join(["word"] * ESTIMATE_CAPTION_WORDS)
+    length = metrics.caption_length(caption)
+    item = {"generation_failure": None, "caption": caption, "bucket": metrics.length_bucket(length), "targets": doc["targets"]}
+    return list(_requests(item).values())
+
+
 def _judgment_or_reason(scale: int, reply: str | None, item: dict | None = None) -> judging.Judgment | str:
     """``score_from_reply`` for one target dimension: the judge's final verdict (:func:`mmac.judging.parse_judge_reply`:
     the reply's reasoning is already removed; the last JSON verdict not quoted from the item's caption) on that
@@ -140,7 +154,7 @@ def _score_functions(items: list[dict]) -> dict[str, partial]:
 
 
 def _judged(items: list[dict]) -> judge.JudgedTask | str:
-    return judge.judge_task(items[0]["task"], items, _requests, _score_functions(items), {"mmac_rubric": judging.rubric_sha256_16()})
+    return judge.judge_task(items[0]["task"], items, _requests, _score_functions(items), {"mmac_rubric": judging.rubric_sha256_16()}, client=LlmJudgeClient)
 
 
 def _outcomes(items: list[dict], judged: judge.JudgedTask) -> tuple[list[metrics.Outcome], dict]:
@@ -168,12 +182,38 @@ def _outcomes(items: list[dict], judged: judge.JudgedTask) -> tuple[list[metrics
     return outcomes, extra
 
 
+def _document_outcomes(items: list[dict], judged: judge.JudgedTask) -> dict:
+    """The per-document outcomes of the pass (:mod:`audio_bench_core.judged_documents`, "outcomes" shape), the same
+    outcomes :func:`_outcomes` counts, so ``audio-bench-compare`` recomputes Coverage / Precision / Accuracy from them."""
+    rubric = judging.load_rubric()
+    by_key = {key: dimension.by_key() for key, dimension in judged.dimensions.items()}
+    outcomes, failed = {}, []
+    for item in items:
+        if item["generation_failure"]:
+            failed.append(str(item["id"]))
+            continue
+        rows = []
+        for target in item["targets"]:
+            dimension = target["dimension"]
+            if not item["caption"]:
+                rows.append([dimension, False, None])  # an omission, without a judge call
+                continue
+            judgment = by_key.get(f"{dimension}{_KEY_SEPARATOR}{item['bucket']}", {}).get(str(item["id"]))
+            if judgment is None:
+                rows.append([dimension, None, None])  # judge_failed
+            else:
+                rows.append([dimension, judgment.mentioned, judging.normalized_score(judgment, rubric["dimensions"][dimension]["scale"])])
+        outcomes[str(item["id"])] = rows
+    return {"key_field": "id", "outcomes": outcomes, "generation_failed": failed}
+
+
 def _scores(items: list[dict]) -> dict | str:
     """Everything the judged metrics report, computed once per task, or the reason it was not computed."""
     result = _judged(items)
     if isinstance(result, str):
         return result
     outcomes, extra = _outcomes(items, result)
+    judged_documents.record(items[0]["task"], _document_outcomes(items, result))
     per_dimension = metrics.dimension_scores(outcomes)
     for dimension, entry in per_dimension.items():
         entry["generation_failed"] = extra["generation_failed"].get(dimension, 0)
@@ -235,6 +275,7 @@ def _pass_count(name: str, items: list[dict]) -> int | str:
 mmac_agg_judge_verdicts_after_reasoning = partial(_pass_count, "reasoning_read_past")
 mmac_agg_judge_unfinished_reasoning = partial(_pass_count, "unfinished_reasoning")
 mmac_agg_judge_uncached = partial(_pass_count, "uncached_replies")
+mmac_agg_judge_skipped_budget = partial(_pass_count, "judge_skipped_budget")
 
 
 def mmac_agg_judge(items: list[dict]) -> dict | str:
@@ -260,11 +301,20 @@ def mmac_agg_signature(items: list[str]) -> str:
     return judging.signature()
 
 
+@guarded_group_aggregation("mmac")
 def mmac_agg_category_macro(values: list, sizes: list[int], weight_by_size: bool = False) -> float | str:
-    """Group aggregation: the equal-weight mean of the category values (paper's "category-macro"; sizes ignored)."""
+    """Group aggregation: the equal-weight mean of the category values (paper's "category-macro"; sizes ignored), in
+    percent. A category without a number (a withheld "not computed: ..." figure, or any other value) makes it
+    "not computed" with the reason; an exception costs only this figure
+    (:func:`audio_bench_core.run_status.guarded_group_aggregation`). The categories hold different clips by design (the
+    paper's macro over categories), so it is not a same-document figure; its documents are the categories' ``sizes``.
+    """
     reasons = [v for v in values if isinstance(v, str)]
     if reasons:
         return f"not computed: {len(reasons)} of {len(values)} categories have no value ({reasons[0]})"
+    others = [v for v in values if isinstance(v, bool) or not isinstance(v, (int, float))]
+    if others:
+        return f"not computed: {len(others)} of {len(values)} categories have no number (one is {type(others[0]).__name__})"
     if len(values) != len(schema.CATEGORIES):
         logger.warning(f"MMAC category-macro over {len(values)} categories, not all {len(schema.CATEGORIES)}")
     return sum(values) / len(values)
