@@ -95,9 +95,17 @@ class _Unstored(_Refreshing):
         return []
 
 
-def refresh(judge) -> None:
-    """Make ``judge`` (a :class:`~audio_bench_core.judge_client.Judge`) ask every request again and replace the cached
-    rows (``AUDIO_JUDGE_REFRESH=1``). A pass without a cache (it could not be opened) is left as it is."""
+def core_judge(client):
+    """The :class:`~audio_bench_core.judge_client.Judge` of a pass's client: the client itself, or the one a wrapping
+    client names as ``core_judge`` (lmms_eval_tasks.judge_provider.LlmJudgeClient, the pass through ``llm_judge``)."""
+    return getattr(client, "core_judge", client)
+
+
+def refresh(client) -> None:
+    """Make the pass's client (a :class:`~audio_bench_core.judge_client.Judge`, or a client naming one: :func:`core_judge`)
+    ask every request again and replace the cached rows (``AUDIO_JUDGE_REFRESH=1``). A pass without a cache (it could
+    not be opened) is left as it is."""
+    judge = core_judge(client)
     if not isinstance(judge.cache, _NoCache):
         judge.cache = _Refreshing(judge.cache)
 
@@ -175,6 +183,7 @@ def audit(
     from audio_bench_core.judge_client import Judge
     from audio_bench_core.judged_task import read_score, validator
 
+    judge = core_judge(judge)
     record = {"size": settings.size, "audited": 0, "eligible": 0, "compared": 0, "agreed": 0, "agreement": None, "failed": 0, "failed_items": [],
               "cached_models": {}, "fresh_models": {}, "model_changed": False, "changed": False, "differences": [], "skipped": None}  # fmt: skip
     keys = [judge.cache_key(judge.request_params(request)) for request in requests]
