@@ -43,6 +43,8 @@ The code is split by concern; this module gathers its public names (``from audio
 - :mod:`audio_bench_core.judge_transport`: the whole-call time bound, ``Retry-After``, the failed-attempt types;
 - :mod:`audio_bench_core.judge_client`: :class:`Judge` (concurrency, retries, breaker, accounting);
 - :mod:`audio_bench_core.judged_task`: :func:`judge_task` and :class:`JudgedTask` (one task's pass, per dimension).
+- :mod:`audio_bench_core.judge_identity`: which judge made the verdicts: the audit of cached verdicts
+  (``AUDIO_JUDGE_AUDIT``), re-judging (``AUDIO_JUDGE_REFRESH``), two judges in one figure.
 
 The modules are flat (not a subpackage) because ``lmms-eval-audio-export`` copies the shared modules into one flat
 ``shared/`` folder.

@@ -19,6 +19,7 @@ from loguru import logger
 from audio_bench_core import judge_budget, run_status
 from audio_bench_core.judge_client import Judge
 from audio_bench_core.judge_config import JudgeConfig, _mask, scrub
+from audio_bench_core.judge_identity import AuditSettings, audit, judge_models, refresh
 from audio_bench_core.judge_reply import JudgeRequest, Validator, _snippet
 
 #: What a task's score function returns for one reply: the score (a finite number) when the reply yields a
@@ -179,17 +180,19 @@ def judge_task(
     """
     try:
         config = config or JudgeConfig.from_env()
+        audit_settings = AuditSettings.from_env()
     except ValueError as error:
         return _log_once(f"not computed: {error}", task)
     if not config.configured:
         return _log_once(config.not_configured_reason(), task)
     memo_key = hashlib.sha256(
-        json.dumps([task, items, dataclasses.astuple(config)], ensure_ascii=False, sort_keys=True, default=str).encode("utf-8", "surrogatepass")
+        json.dumps([task, items, dataclasses.astuple(config), dataclasses.astuple(audit_settings)], ensure_ascii=False, sort_keys=True, default=str)
+        .encode("utf-8", "surrogatepass")
     ).hexdigest()
     if memo_key in _PASSES:
         return _PASSES[memo_key]
     try:
-        result: JudgedTask | str = _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes, config, strict_score, client or Judge)
+        result: JudgedTask | str = _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes, config, strict_score, client or Judge, audit_settings)
     except Exception as error:  # noqa: BLE001 - any judge error costs only the judged metrics, never the run
         result = f"not computed: the judge failed ({type(error).__name__}: {scrub(error, config, limit=1000)})"
         # The traceback as masked text: a logger's own traceback rendering may print local variables (the key among them).
@@ -208,14 +211,17 @@ def _bound(function: ScoreFunction, item: dict) -> ScoreFunction:
     return partial(function, item=item) if takes_item else function
 
 
-def _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes, config, strict_score, client) -> JudgedTask:
+def _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes, config, strict_score, client, audit_settings=AuditSettings()) -> JudgedTask:
     def per_dimension(function, dimension):
         return function[dimension] if isinstance(function, Mapping) else function
 
     judge = client(config)
+    if audit_settings.refresh:
+        refresh(judge)
     planned = [(item, dimension, request) for item in items for dimension, request in requests_for_item(item).items()]
     readers = [_bound(per_dimension(score_from_reply, dimension), item) for item, dimension, _ in planned]
     replies = judge.complete_many([request for _, _, request in planned], description=f"judge {task}", validate=[validator(read) for read in readers])
+    identity = _identity(task, judge, planned, readers, replies, audit_settings)
     values: dict[str, list] = {}
     failed: dict[str, list[tuple[str, str]]] = {}
     strict_values: dict[str, list] = {}
@@ -266,6 +272,7 @@ def _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes,
     over_budget = Counter(dimension for (_, dimension, _), reply in zip(planned, replies) if reply.kind == judge_budget.BUDGET)
     provenance = {
         **judge.provenance(),
+        **identity,
         "prompt_sha256_16": prompt_hashes,
         "strict_differs": sum(differs.values()) if strict_score is not None else "not applicable",
         "per_metric": {
@@ -301,12 +308,20 @@ def _judge_pass(task, items, requests_for_item, score_from_reply, prompt_hashes,
     return JudgedTask(dimensions, provenance)
 
 
+def _identity(task, judge, planned, readers, replies, audit_settings: AuditSettings) -> dict:
+    """Which judge made the pass's verdicts (:mod:`audio_bench_core.judge_identity`): the reported models behind the
+    figures, and the audit of the cached verdicts (``AUDIO_JUDGE_AUDIT``); ``refresh`` as set (``AUDIO_JUDGE_REFRESH``)."""
+    labels = [f"{dimension} {item_label(item)}" for item, dimension, _ in planned]
+    checked = audit(task, judge, [request for _, _, request in planned], replies, readers, labels, audit_settings)
+    return {**judge_models(task, replies, judge.config), **checked, "refresh": audit_settings.refresh}
+
+
 def _log_summary(task: str, dimensions: dict[str, JudgedDimension], provenance: dict) -> None:
     """One line per judged task: a warning with the judge_failed share and the first reason, else an info line;
     and a line when verdicts were read past the judge's reasoning."""
     total = sum(len(d.values) + len(d.failed) for d in dimensions.values())
     failures = [(name, label, reason) for name, d in dimensions.items() for label, reason in d.failed]
-    calls = f"cache hits {provenance['cache_hits']}, API calls {provenance['api_calls']}"
+    calls = f"cache hits {provenance['cache_hits']}, API calls {provenance['api_calls']}" + (f", audit calls {provenance['audit_calls']}" if provenance.get("audit_calls") else "")
     if provenance["reasoning_read_past"] or provenance["unfinished_reasoning"]:
         logger.info(
             f"judge {task}: {provenance['reasoning_read_past']} verdicts read after the judge's reasoning; "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from audio_bench_core.judge_identity import describe
 from audio_bench_report.plots import GREYS, HATCHES, pyplot, safe_label, save
 from audio_bench_report.runs import PROBLEM_COUNT, READING_COUNTS, Run, _judge_failures, is_number, judge_counts, task_health
 from audio_bench_report.tables import Cell, Column, Context, Plot, Row, Section, Table, load_published
@@ -45,7 +46,7 @@ def _scored_tasks(run: Run) -> list[str]:
 
 def build(runs: list[Run], context: Context) -> Section:
     columns = [Column("run", "docs run", digits=0), Column("docs", "scored (n)", digits=0), Column("of", "docs in data", digits=0), Column("full", "full test set", digits=0),
-               Column("judge_failed", "judge failed", digits=0), Column("judge_counts", "judge counts"),
+               Column("judge_failed", "judge failed", digits=0), Column("judge_counts", "judge counts"), Column("judge_model", "judge model"),
                Column("excluded", "excluded", digits=0), Column("refused", "refused", digits=0),
                Column("empty_failed", "empty/failed/echo/unscorable", digits=0), Column("reading", "answers read"), Column("marks", "marks"),
                Column("why", "why")]  # fmt: skip
@@ -59,6 +60,7 @@ def build(runs: list[Run], context: Context) -> Section:
             row = {"run": Cell(value=result.n_effective), "docs": Cell(value=result.n_scored), "of": Cell(value=result.n_original), "full": Cell(value=full, text="?"),
                    "judge_failed": Cell(value=count["judge failed"]),
                    "judge_counts": Cell(text="; ".join(f"{name} {value}" for name, value in judge_counts(result).items()) or "–"),
+                   "judge_model": Cell(text=describe(result.metrics.get("judge")) or "–"),
                    "excluded": Cell(value=count["excluded"]), "refused": Cell(value=count["refused"]),
                    "empty_failed": Cell(value=count["empty/failed"]), "reading": Cell(text=reading(result)),
                    "marks": Cell(text=" ".join(state.marks()) or "–"),
@@ -69,6 +71,8 @@ def build(runs: list[Run], context: Context) -> Section:
                    "'full test set' from the benchmark's published.json ('?' where the paper does not state it). Every mark on a cell of the tables above comes from this row of its task.",
                    "'judge counts': the judge pass's non-zero counts (docs/judge.md): verdicts read after the judge's reasoning, replies whose reasoning never closed "
                    "(among 'judge failed'), replies not cached, MCGA's strict-reading exclusions and disagreements, candidates with prompt-like framing.",
+                   ("'judge model': the model(s) the judge server reported for the verdicts behind the task's figures, with their counts, the configured "
+                    "name where it differs, MIXED when two judges' verdicts are in one figure, and the audit of cached verdicts (docs/judge.md, 'A changed judge')."),
                    "'answers read': answers with unfinished reasoning (no final answer), several answers with no clear final one, repaired JSON, labels or options outside the task's set, replies the strict MCQ reader could not read.",
                    "'empty/failed/echo/unscorable' sums the task's counts of empty, failed, echoed, placeholder, identical and invalid-text outputs, answers whose "
                    "scoring raised (scoring_errors; PARSA counts these in 'excluded' too) and answers over 10,000 characters (long_answers)."]  # fmt: skip

@@ -5,6 +5,8 @@ run's 95% CI). Each benchmark's ``report_layout`` module builds :class:`Table` o
 
 from __future__ import annotations
 
+import functools
+import importlib
 import json
 from dataclasses import dataclass, field
 from importlib import resources
@@ -13,13 +15,46 @@ from audio_bench_report.runs import MARKS, Run, TaskHealth, is_number, task_heal
 
 #: Comparison-row mark: the published value lies outside the run's 95% confidence interval.
 OUTSIDE_CI = "*"
+#: Cell mark: the figure lies outside its documented range (e.g. MCGA LLM-C above 100): :func:`off_range`.
+OFF_RANGE = "R"
 #: Cell mark: the interval shown is flagged by the run's ``ci_flags`` (too few scored items, or a zero-width bootstrap).
 CI_FLAGGED = "C"
 ALL_MARKS = {
     **MARKS,
+    OFF_RANGE: "off scale: the figure lies outside its documented range (e.g. LLM-C above 100): judge verdicts off the rubric's scale went into it; "
+               "the official reading is shown as the official code computes it, the strict figure leaves such verdicts out",
     CI_FLAGGED: "the 95% interval shown rests on fewer than 30 scored items, or is a zero-width (degenerate) bootstrap: it claims more certainty than the data give",
     OUTSIDE_CI: "comparison row: the published value lies outside this run's 95% confidence interval",
 }
+
+
+@functools.cache
+def _range_function(benchmark: str):
+    try:
+        return getattr(importlib.import_module(f"{benchmark}.report_layout"), "documented_range", None)
+    except ImportError:
+        return None
+
+
+def documented_range(task: str, metric: str) -> tuple[float, float] | None:
+    """``(low, high)`` that ``<benchmark>.report_layout.documented_range(metric)`` declares for a figure of ``task``
+    (benchmark = the task name's first part); None when it declares none (or the declaration fails)."""
+    function = _range_function(task.split("_", 1)[0])
+    try:
+        found = function(metric) if function is not None else None
+    except Exception:  # noqa: BLE001 - a broken declaration must not cost the table
+        return None
+    return (float(found[0]), float(found[1])) if found is not None else None
+
+
+def off_range(task: str, metric: str, value) -> str | None:
+    """Why ``value`` of ``task``'s ``metric`` is flagged, when it is a number outside its :func:`documented_range`
+    (``"mcga_sec llm_c 120 is outside its documented range 0-100"``); None when it lies inside or has no range.
+    The printed lmms-eval table and the report both flag from this one rule."""
+    bounds = documented_range(task, metric)
+    if bounds is None or not is_number(value) or bounds[0] <= value <= bounds[1]:
+        return None
+    return f"{task} {metric} {value:g} is outside its documented range {bounds[0]:g}-{bounds[1]:g}"
 
 
 def ordered(marks) -> list[str]:
@@ -167,6 +202,10 @@ def metric_cell(run: Run, task: str, metric: str, published: dict, context: Cont
         cell.notes.append(f"{task} {metric}: not computed: no scored items (the results file holds {value:g}, every item counted wrong)")
     elif is_number(value):
         cell.value = float(value)
+        flagged = off_range(task, metric, value)
+        if flagged:
+            cell.marks.append(OFF_RANGE)
+            cell.notes.append(f"{flagged} (shown as computed; in a judged figure, verdicts off the rubric's scale went into it, which the strict figure leaves out)")
     elif isinstance(value, str) and value.startswith("not computed"):
         cell.text, cell.marks = "n/c", [*cell.marks, "N"]
         cell.notes.append(f"{task} {metric}: {value}")

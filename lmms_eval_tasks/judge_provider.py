@@ -157,6 +157,12 @@ class LlmJudgeClient:
         """What the pass's calls used and did (:meth:`AudioJudgeProvider.provenance`)."""
         return self.server.provenance()
 
+    @property
+    def core_judge(self) -> Judge:
+        """The :class:`Judge` behind the provider, whose cache and settings the audit of cached verdicts and re-judging
+        use (:mod:`audio_bench_core.judge_identity`)."""
+        return self.server.judge
+
 
 def register_judge_provider() -> None:
     """Register :class:`AudioJudgeProvider` as ``llm_judge`` provider :data:`PROVIDER_NAME` (called by the plugin's entry

@@ -25,7 +25,13 @@ task or group, one row per headline metric:
 - the 95% CI where the task reports one (``<headline>_ci95``);
 - every other integer-valued metric (a counter: excluded, refused, empty answers, judge failures, whatever a
   task adds) and every ``*_rate`` share, only when it is not 0;
-- "not computed" with a numbered reason under the table when a headline is a "not computed: ..." string.
+- "not computed" with a numbered reason under the table when a headline is a "not computed: ..." string;
+- ``!`` beside a figure outside its documented range (``documented_range(metric)`` of ``<benchmark>/report_layout.py``,
+  the same rule as the report's mark R: :func:`audio_bench_report.tables.off_range`), the value unchanged, and why under
+  the table;
+- under the table, the judge of every judged task (its ``judge`` provenance): the model(s) the server reported with their
+  verdict counts, the configured name where it differs, two judges mixed in one figure, and the audit of cached
+  verdicts (:func:`audio_bench_core.judge_identity.describe`).
 
 Rows stay under :data:`MAX_WIDTH` characters (the counter cell wraps onto extra rows). Other benchmarks' rows
 print as lmms-eval prints them. If lmms-eval changes (no ``make_table``), nothing is wrapped.
@@ -38,7 +44,9 @@ import importlib
 import sys
 import textwrap
 
+from audio_bench_core.judge_identity import describe
 from audio_bench_report.render import text_table
+from audio_bench_report.tables import off_range
 from lmms_eval_tasks import TASKS_DIR
 
 _MARKER = "_lmms_eval_audio_plugin_table"
@@ -162,10 +170,28 @@ def _strict_cell(metrics: dict, twin: str | None, scored, reasons: dict[str, lis
     return _number(value)
 
 
-def task_rows(task: str, entry: dict, n_samples: dict | None, higher_is_better: dict, reasons: dict[str, list[str]]) -> list[list[str]]:
+#: Printed beside a figure outside its documented range.
+OFF_RANGE_FLAG = "!"
+
+
+def _flagged(task: str, metric: str, value, text: str, off_scale: list[str] | None) -> str:
+    """``text`` with :data:`OFF_RANGE_FLAG` beside it when ``value`` is outside its documented range (the reason is added
+    to ``off_scale``)."""
+    why = off_range(task, metric, value) if metric else None
+    if why is None:
+        return text
+    if off_scale is not None:
+        off_scale.append(why)
+    return f"{text} {OFF_RANGE_FLAG}"
+
+
+def task_rows(
+    task: str, entry: dict, n_samples: dict | None, higher_is_better: dict, reasons: dict[str, list[str]], off_scale: list[str] | None = None
+) -> list[list[str]]:
     """The printed rows of one task or group: ``[name, n, metric, official, strict, CI, counts]`` per headline.
 
-    ``reasons`` collects each distinct "not computed" reason with the ``task metric`` names it applies to.
+    ``reasons`` collects each distinct "not computed" reason with the ``task metric`` names it applies to; ``off_scale``
+    (when given) the figures flagged :data:`OFF_RANGE_FLAG` (outside their documented range), one sentence each.
     """
     metrics = _metrics(entry)
     name = str(entry.get("alias", task))
@@ -181,13 +207,15 @@ def task_rows(task: str, entry: dict, n_samples: dict | None, higher_is_better: 
         value = metrics.get(metric)
         official = ""
         if _is_number(value):
-            official = _number(value)
+            official = _flagged(task, metric, value, _number(value), off_scale)
         elif _is_not_computed(value):
             official = _not_computed_cell(value, f"{task} {metric}", reasons)
         elif value is not None:
             official = str(value)[:20]
         twin = strict_twin(metric, metrics) if metric else None
         strict = _strict_cell(metrics, twin, scored, reasons, task, value)
+        if twin and _is_number(metrics[twin]) and strict == _number(metrics[twin]):  # a number shown, not "not computed"
+            strict = _flagged(task, twin, metrics[twin], strict, off_scale)
         ci = metrics.get(f"{metric}_ci95")
         ci_text = f"[{ci[0]:.4f}, {ci[1]:.4f}]" if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(map(_is_number, ci)) else ""
         arrow = {True: "↑", False: "↓"}.get(higher_is_better.get(metric), "") if metric else ""
@@ -201,10 +229,15 @@ def plugin_table(result_dict: dict, column: str = "results") -> str:
     benchmarks = benchmark_names()
     rows: list[list[str]] = []
     reasons: dict[str, list[str]] = {}
+    off_scale: list[str] = []
+    judges: dict[str, list[str]] = {}
     printed = (result_dict.get("results") or {}) if column != "results" else {}
     for task, entry in (result_dict.get(column) or {}).items():
         if isinstance(entry, dict) and is_plugin_task(task, benchmarks) and task not in printed:  # groups: once, in the results table
-            rows += task_rows(task, entry, (result_dict.get("n-samples") or {}).get(task), (result_dict.get("higher_is_better") or {}).get(task) or {}, reasons)
+            rows += task_rows(task, entry, (result_dict.get("n-samples") or {}).get(task), (result_dict.get("higher_is_better") or {}).get(task) or {}, reasons, off_scale)
+            judge = describe(_metrics(entry).get("judge"))
+            if judge:
+                judges.setdefault(judge, []).append(task)
     if not rows:
         return ""
     headers = ["Tasks" if column == "results" else "Groups", "n", "Metric", "Official", "Strict", "95% CI", "Also counted (not 0)"]
@@ -212,6 +245,11 @@ def plugin_table(result_dict: dict, column: str = "results") -> str:
     for index, (reason, where) in enumerate(reasons.items(), 1):
         names = ", ".join(where[:4]) + (f" and {len(where) - 4} more" if len(where) > 4 else "")
         notes += textwrap.wrap(f"({index}) not computed: {reason} [{names}]", width=MAX_WIDTH, subsequent_indent="    ")
+    for why in off_scale:
+        notes += textwrap.wrap(f"{OFF_RANGE_FLAG} off scale: {why} (the official reading, unchanged; strict leaves off-scale verdicts out)",
+                               width=MAX_WIDTH, subsequent_indent="    ")  # fmt: skip
+    for judge, tasks in judges.items():
+        notes += textwrap.wrap(f"Judge [{', '.join(tasks)}]: {judge}", width=MAX_WIDTH, subsequent_indent="    ")
     return "\n".join([text_table(headers, rows, MAX_WIDTH), *notes, *textwrap.wrap(FOOTER, width=MAX_WIDTH)]) + "\n"
 
 

@@ -36,6 +36,7 @@ from audio_bench_report.tables import (
     metric_cell,
     ordered,
 )
+from mcga.judging import S2TT_DIMENSIONS, S2TT_SCALE, SEC_DIMENSIONS, SEC_SCALE
 from mcga.metrics import DYNASTY_ORDER, GENRE_ORDER
 from mcga.report import CMC_TASKS, cmc_documents_line, cmc_over_shared_documents
 
@@ -66,6 +67,33 @@ def metric_scale(metric: str) -> str | None:
     if metric.startswith(("chrf", "bleu")):
         return "0-100"
     return None if metric in ("scored", "excluded") else "%"
+
+
+#: The S2TT judge's scale (the official prompts ask for a 1-5 score; LLM-B and its parts are reported ×20: 20-100).
+S2TT_JUDGE_SCALE = (1, 5)
+
+
+def documented_range(metric: str) -> tuple[float, float] | None:
+    """The range an MCGA figure has by its documented scale, ``(low, high)`` in the figure's unit, or None (CER, whose
+    insertions have no upper bound; counts; CMC, a ratio of two scores).
+
+    - LLM-BF/BM/BS and LLM-B: 20-100 (a 1-5 judge score ×20; MCGA paper and official ``eval/eval_model.py``);
+    - SEC-P 0-2, SEC-G 0-3, SEC-S 0-5 (the official SEC prompts' ``[x/N]``), LLM-C 0-100 ((P + G + S) ×10);
+    - SQA F1, SU/SR accuracy 0-100 (percent); chrF++ and BLEU 0-100 (sacrebleu).
+
+    The strict twin (``<metric>_strict``) has the same range. The official readings can leave it (a first digit 7 on
+    the 1-5 scale, ``[7/5]``): such a figure is flagged beside it in the printed table and the report, never changed.
+    """
+    base = metric.removesuffix("_strict")
+    if base in S2TT_DIMENSIONS or base == "llm_b":
+        return (S2TT_JUDGE_SCALE[0] * S2TT_SCALE, S2TT_JUDGE_SCALE[1] * S2TT_SCALE)
+    if base in SEC_DIMENSIONS:
+        return (0, SEC_DIMENSIONS[base][3])
+    if base == "llm_c":
+        return (0, sum(spec[3] for spec in SEC_DIMENSIONS.values()) * SEC_SCALE)
+    if base in ("f1_official", "acc_official", "acc", "chrf_pp", "bleu"):
+        return (0, 100)
+    return None
 
 
 def _group_values(run: Run, metric: str) -> dict[str, tuple[float | None, int | None]]:

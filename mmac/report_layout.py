@@ -26,6 +26,7 @@ from audio_bench_report.tables import (
     Section,
     Table,
     assemble,
+    off_range,
     health,
     load_published,
     metric_cell,
@@ -49,6 +50,13 @@ def headline_metrics(task: str) -> tuple[str, ...]:
 def metric_scale(metric: str) -> str | None:
     """The scale of an MMAC figure: Accuracy, Precision and Coverage are percent (``"%"``, 0-100; paper Sec. 3)."""
     return "%" if metric.split("_", 1)[0] in ("accuracy", "precision", "coverage") else None
+
+
+def documented_range(metric: str) -> tuple[float, float] | None:
+    """The range an MMAC figure has by its documented scale: Accuracy, Precision and Coverage (category, category-macro
+    and per dimension) 0-100 percent, each judge score being ``score / scale`` of the rubric's ``0..scale`` (paper Sec.
+    3.2; mmac/rubric.json); None for other metrics. A figure outside it is flagged, never changed."""
+    return (0, 100) if metric.removesuffix("_strict") in METRICS else None
 
 
 def overall(run: Run, metric: str, published: dict, context: Context) -> Cell:
@@ -127,6 +135,10 @@ def dimensions_table(runs: list[Run], published: dict, context: Context) -> Tabl
             accuracy = entry.get("accuracy")
             marks = (["J"] if entry.get("judge_failed") else []) + (["E"] if entry.get("generation_failed") or entry.get("omitted_without_call") else [])
             notes = [f"{dimension}: {k} = {entry[k]}" for k in ("judge_failed", "generation_failed", "omitted_without_call", "out_of_scale") if entry.get(k)]
+            flagged = off_range("mmac", "accuracy", accuracy)
+            if flagged:
+                marks.append("R")
+                notes.append(f"{dimension}: {flagged}")
             row[dimension] = Cell(value=float(accuracy) if is_number(accuracy) else None, text="–", n=entry.get("valid"), marks=marks, notes=notes)
         cells.append(row)
     table = Table("mmac_dimensions", "MMAC Accuracy per dimension (n = validly judged samples)", columns)

@@ -44,15 +44,19 @@ class ChatServer:
     overloaded upstream reported with HTTP 400 (``code: "model_overloaded"``), as some gateways do. ``refuse``: request
     fields this endpoint refuses with HTTP 400 in OpenAI's words (``max_tokens`` -> "Unsupported parameter: ... Use
     'max_completion_tokens' instead."; ``temperature`` -> "Unsupported value: ..."), as OpenAI's o-series and gpt-5 do.
+    ``model``: the model id the replies report (:attr:`model`, default :data:`REPORTED_MODEL`; may be changed while the
+    server runs, as an endpoint that puts another model behind the same name does).
     """
 
     def __init__(
         self, reply: Callable[[list[dict]], str], timeout_s: float = 3.0, delay_s: float = 0.0, record_bodies: bool = True, drip_s: float = 1.0,
-        shape: str | None = None, refuse: tuple[str, ...] = (),
+        shape: str | None = None, refuse: tuple[str, ...] = (), model: str = REPORTED_MODEL,
     ) -> None:
         self.reply, self.timeout_s, self.delay_s, self.record_bodies, self.drip_s = reply, timeout_s, delay_s, record_bodies, drip_s
         assert shape is None or shape in REPLY_SHAPES, shape
         self.shape, self.refuse = shape, refuse
+        #: The model id every reply reports (``model`` field); set it between runs to put another judge behind the same URL.
+        self.model = model
         self.requests: list[dict] = []
         self.paths: list[str] = []
         #: ``(arrival, reply sent)`` per request, ``time.time()`` seconds (comparable across processes).
@@ -158,13 +162,13 @@ class ChatServer:
                 elif fault == "malformed":
                     return self._send(200, b'{"id": "x", "choices": [ this is not json')
                 elif fault == "no_choices":
-                    return self._send(200, json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": REPORTED_MODEL, "choices": []}).encode())
+                    return self._send(200, json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": server.model, "choices": []}).encode())
                 content = text if fault == "reply" else server.reply(body["messages"])
                 reply = {
                     "id": "chatcmpl-test",
                     "object": "chat.completion",
                     "created": 0,
-                    "model": REPORTED_MODEL,
+                    "model": server.model,
                     "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
                 }

@@ -28,6 +28,13 @@ def digit_reply(messages: list[dict]) -> str:
     return f"Score: {len(messages[-1]['content'].split()) % 5 + 1}"
 
 
+@pytest.fixture(autouse=True)
+def no_audit(monkeypatch):
+    """These tests count judge calls exactly: no audit of cached verdicts (AUDIO_JUDGE_AUDIT=0; the audit has its
+    own tests, tests/test_judge_audit.py)."""
+    monkeypatch.setenv("AUDIO_JUDGE_AUDIT", "0")
+
+
 @pytest.fixture
 def config(tmp_path, monkeypatch):
     monkeypatch.setenv("TEST_JUDGE_KEY", KEY)

@@ -91,12 +91,18 @@ def test_predict_then_judge_then_rescore_from_cache(lmms_eval_cli, offline_env, 
         assert len(server.requests) == 18
         assert {request["max_tokens"] for request in server.requests if "beauty" in request["messages"][-1]["content"]} == {10}
 
-        # Phase 3: the same scoring again is served from the cache: no judge call, same numbers.
+        # Phase 3: the same scoring again is served from the cache: no judge call for the figures, same numbers; the
+        # audit asks 5 cached verdicts per task again (AUDIO_JUDGE_AUDIT default) and finds the same judge.
         again, log3 = lmms_eval(lmms_eval_cli, env, tmp_path / "again", "mcga_s2tt,mcga_sec", "replay", f"predictions={predicted}")
-        assert len(server.requests) == 18
+        assert len(server.requests) == 18 + 2 * 5
         assert_official_judged_numbers(again["results"])
-        assert again["results"]["mcga_sec"]["judge,none"]["cache_hits"] == 9
-        assert again["results"]["mcga_sec"]["judge,none"]["api_calls"] == 0
+        for task in ("mcga_s2tt", "mcga_sec"):
+            provenance = again["results"][task]["judge,none"]
+            assert (provenance["cache_hits"], provenance["api_calls"], provenance["audit_calls"]) == (9, 0, 5)
+            assert (provenance["audit"]["agreement"], provenance["audit"]["changed"]) == (1.0, False)
+        # Phase 4: without the audit, no call at all.
+        lmms_eval(lmms_eval_cli, {**env, "AUDIO_JUDGE_AUDIT": "0"}, tmp_path / "quiet", "mcga_s2tt,mcga_sec", "replay", f"predictions={predicted}")
+        assert len(server.requests) == 28
     for folder, text in ((scored, log2), (tmp_path / "again", log3)):
         assert_key_absent(folder, text)
 

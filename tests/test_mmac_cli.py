@@ -81,8 +81,9 @@ def test_replay_with_judge_gives_hand_computed_metrics_then_rescores_from_cache(
         assert sorted(s["accuracy"]["id"] for s in logged) == ["persona_elderly_01", "persona_female_01", "persona_male_adult_01"]
         assert all(s["accuracy"]["response"] == s["accuracy"]["caption"] for s in logged)
 
-        # Second scoring of the same captions: valid replies come from the cache; invalid ones were never cached.
-        again, log2 = lmms_eval(lmms_eval_cli, env, tmp_path / "again", "mmac", "replay", f"predictions={MMAC / 'captions.jsonl'}")
+        # Second scoring of the same captions: valid replies come from the cache; invalid ones were never cached. No audit
+        # of the cached verdicts (AUDIO_JUDGE_AUDIT=0), so the calls counted are the figures' own (tests/test_judge_audit.py).
+        again, log2 = lmms_eval(lmms_eval_cli, {**env, "AUDIO_JUDGE_AUDIT": "0"}, tmp_path / "again", "mmac", "replay", f"predictions={MMAC / 'captions.jsonl'}")
         new = [request["messages"][-1]["content"] for request in server.requests[len(first_requests) :]]
         invalid = ("test instructions very quickly", "whispered, breathy voice", "A woman driver announces the arrival time.")
         assert all(any(caption in text for caption in invalid) for text in new)  # only the three invalid replies are asked again
