@@ -120,7 +120,8 @@ def response_of(reply: JudgeReply, requested_model: str) -> Response:
 
 class LlmJudgeClient:
     """The client of one judge pass (:func:`audio_bench_core.judge.judge_task`, ``client=LlmJudgeClient``) reached
-    through lmms-eval's ``llm_judge``: the provider comes from ``get_server(PROVIDER_NAME, ...)``, each of our
+    through lmms-eval's ``llm_judge``: the provider comes from ``get_server(PROVIDER_NAME, ...)`` (this module's own
+    class when another copy of the module registered the name last), each of our
     :class:`JudgeRequest` is sent as an ``llm_judge`` ``Request`` (its messages, and a ``ServerConfig`` carrying its token
     limit) and comes back as a ``Response`` whose ``raw_response`` is the :class:`JudgeReply` the pass reads. The request
     body sent is the one :class:`Judge` builds for the same :class:`JudgeRequest` (tests/test_judge_provider.py).
@@ -132,7 +133,13 @@ class LlmJudgeClient:
     """
 
     def __init__(self, config: JudgeConfig) -> None:
-        self.server = get_server(PROVIDER_NAME, ServerConfig(model_name=config.model, temperature=config.temperature))
+        server_config = ServerConfig(model_name=config.model, temperature=config.temperature)
+        self.server = get_server(PROVIDER_NAME, server_config)
+        if not isinstance(self.server, AudioJudgeProvider):
+            # Another copy of this module registered the name last (the upstream export holds one copy per judged
+            # benchmark folder): the pass uses its own copy's provider, whose settings, replies, cache and budget are
+            # the classes it reads (a copy's JudgeConfig never equals ours).
+            self.server = AudioJudgeProvider(server_config)
         if self.server.judge_config != config:
             differ = [f.name for f in dataclasses.fields(config) if getattr(config, f.name) != getattr(self.server.judge_config, f.name)]
             raise ValueError(f"the judge pass's settings differ from the {PROVIDER_NAME} provider's AUDIO_JUDGE_* settings in {', '.join(differ)}")

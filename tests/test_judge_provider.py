@@ -104,3 +104,32 @@ def test_our_judge_pass_goes_through_llm_judge_and_sends_the_bodies_the_core_sen
     assert created == ["audio_judge"]  # the llm_judge pass made its provider through the factory, once
     assert len(bodies["core"]) == 4 and bodies["llm_judge"] == bodies["core"]
     assert scores["llm_judge"] == scores["core"] == {"limited": (4.0, 5.0), "default": (3.0, 4.0)}  # digit_reply: words of the last message + 1
+
+
+def test_a_pass_uses_its_own_copy_of_the_provider_when_another_copy_registered_the_name_last(judge_env, monkeypatch):
+    """The upstream export holds a copy of the provider module in each judged benchmark folder; the last one imported
+    owns the ``audio_judge`` name. A judge pass of the other folder must still get a provider of its own copy (whose
+    settings compare equal to the pass's, and whose replies, cache and budget are the classes it reads): on upstream
+    main a second copy's provider failed every MCGA S2TT judgment ("settings differ ... in request_fields")."""
+    import importlib.util
+    import sys
+
+    from lmms_eval.llm_judge import ProviderFactory
+
+    from audio_bench_core.judge import JudgeConfig, JudgeRequest
+    from lmms_eval_tasks import judge_provider
+
+    spec = importlib.util.spec_from_file_location("judge_provider_copy", judge_provider.__file__)
+    copy = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "judge_provider_copy", copy)
+    try:
+        spec.loader.exec_module(copy)  # importing the copy registers its class under the same name
+        assert ProviderFactory._provider_classes["audio_judge"] is copy.AudioJudgeProvider is not judge_provider.AudioJudgeProvider
+        with ChatServer(digit_reply) as server:
+            judge_env(server)
+            client = judge_provider.LlmJudgeClient(JudgeConfig.from_env())
+            [reply] = client.complete_many([JudgeRequest.of([{"role": "user", "content": "one two"}], 16)])
+        assert type(client.server) is judge_provider.AudioJudgeProvider and reply.ok and reply.final == "Score: 3"
+    finally:
+        judge_provider.register_judge_provider()
+    assert ProviderFactory._provider_classes["audio_judge"] is judge_provider.AudioJudgeProvider
