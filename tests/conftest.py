@@ -12,6 +12,17 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.fixture
+def log_lines():
+    """Messages loguru logs at WARNING and above while the test runs (the judge tests' warnings)."""
+    from loguru import logger
+
+    lines: list[str] = []
+    sink = logger.add(lambda message: lines.append(message.record["message"]), level="WARNING")
+    yield lines
+    logger.remove(sink)
+
+
+@pytest.fixture
 def offline_env(tmp_path):
     """Environment for subprocess runs: offline hub, private caches, no data override, no judge settings."""
     env = {k: v for k, v in os.environ.items() if k not in ("MCGA_DATA_DIR", "DEEPSEEK_API_KEY") and not k.startswith("AUDIO_JUDGE_")}

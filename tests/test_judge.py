@@ -13,7 +13,6 @@ import sys
 import time
 
 import pytest
-from loguru import logger
 
 from audio_bench_core import judge
 from mcga import judging
@@ -53,15 +52,6 @@ def request(text: str, max_tokens: int | None = 10) -> judge.JudgeRequest:
 
 def first_digit(text: str) -> float | None:
     return next((float(c) for c in text if c.isdigit()), None)
-
-
-@pytest.fixture
-def log_lines():
-    """Messages loguru logs at WARNING and above while the test runs."""
-    lines: list[str] = []
-    sink = logger.add(lambda message: lines.append(message.record["message"]), level="WARNING")
-    yield lines
-    logger.remove(sink)
 
 
 def cached_keys(path) -> int:

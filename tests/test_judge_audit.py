@@ -11,12 +11,12 @@ import json
 import sqlite3
 
 import pytest
-from loguru import logger
 
 from audio_bench_core import judge
 from audio_bench_core.judge_identity import AuditSettings, audit_sample, describe, verdict
 from tests.chat_server import REPORTED_MODEL, ChatServer, scripted_replies
 from tests.conftest import FIXTURES
+from tests.test_judge import first_digit
 
 KEY = "fake-judge-key-for-audit-tests-9012"  # not a real key
 OTHER_MODEL = "deepseek-chat-test-20270101"
@@ -66,24 +66,12 @@ def run(tmp_path, monkeypatch):
     return run_pass
 
 
-def first_digit(text: str) -> float | None:
-    return next((float(c) for c in text if c.isdigit()), None)
-
-
-@pytest.fixture
-def warnings():
-    lines: list[str] = []
-    sink = logger.add(lambda message: lines.append(message.record["message"]), level="WARNING")
-    yield lines
-    logger.remove(sink)
-
-
 def cached_models(path) -> dict:
     with sqlite3.connect(path) as db:
         return dict(db.execute("SELECT model, count(*) FROM replies GROUP BY model").fetchall())
 
 
-def test_a_changed_judge_behind_the_same_name_is_audited_warned_and_recorded(served, run, monkeypatch, tmp_path, warnings):
+def test_a_changed_judge_behind_the_same_name_is_audited_warned_and_recorded(served, run, monkeypatch, tmp_path, log_lines):
     first = run(served)
     assert len(served.requests) == 8 and first.provenance["audit"]["skipped"] == "no verdict was served from the cache"
     assert first.provenance["judge_models"] == {REPORTED_MODEL: 8} and first.provenance["audit_calls"] == 0
@@ -104,20 +92,20 @@ def test_a_changed_judge_behind_the_same_name_is_audited_warned_and_recorded(ser
     assert second.dimensions["d"].values == tuple(map(float, SCORES_A)) and second.dimensions["d"].mean == pytest.approx(21 / 8)
     assert cached_models(tmp_path / "cache.sqlite3") == {REPORTED_MODEL: 8}
     assert second.provenance["judge_models"] == {REPORTED_MODEL: 8} and second.provenance["judge_models_mixed"] is None
-    [warning] = [line for line in warnings if "the judge changed" in line]
+    [warning] = [line for line in log_lines if "the judge changed" in line]
     assert f"cached by {REPORTED_MODEL} (8), now answered by {OTHER_MODEL} (8); 5 of 8 verdicts agree (62%)" in warning
     assert "set AUDIO_JUDGE_REFRESH=1 to re-judge every item" in warning
     assert describe(second.provenance) == f"{REPORTED_MODEL} (8) [configured deepseek-chat]; audit: JUDGE CHANGED, 5 of 8 agree, now {OTHER_MODEL}"
 
 
-def test_an_unchanged_judge_passes_the_default_audit_of_5(served, run, warnings):
+def test_an_unchanged_judge_passes_the_default_audit_of_5(served, run, log_lines):
     run(served)
     again = run(served)
     record = again.provenance["audit"]
     assert (record["size"], record["audited"], record["eligible"], record["agreed"], record["agreement"]) == (5, 5, 8, 5, 1.0)
     assert record["changed"] is False and record["model_changed"] is False and record["differences"] == []
     assert len(served.requests) == 8 + 5 and again.provenance["audit_calls"] == 5
-    assert not [line for line in warnings if "judge changed" in line or "judge models" in line]
+    assert not [line for line in log_lines if "judge changed" in line or "judge models" in line]
 
 
 def test_the_audit_sample_is_deterministic_and_independent_of_item_order(served, run, monkeypatch, tmp_path):
@@ -165,7 +153,7 @@ def test_refresh_asks_every_item_again_and_replaces_the_cached_rows(served, run,
     assert len(served.requests) == 16 and after.dimensions["d"].values == tuple(map(float, SCORES_B)) and after.provenance["cache_hits"] == 8
 
 
-def test_verdicts_of_two_judges_in_one_figure_are_counted_per_model_and_warned(served, run, monkeypatch, warnings):
+def test_verdicts_of_two_judges_in_one_figure_are_counted_per_model_and_warned(served, run, monkeypatch, log_lines):
     monkeypatch.setenv("AUDIO_JUDGE_AUDIT", "0")
     run(served, items=ITEMS[:3])  # judge A judges 3 items
     served.model = OTHER_MODEL
@@ -175,7 +163,7 @@ def test_verdicts_of_two_judges_in_one_figure_are_counted_per_model_and_warned(s
     assert provenance["judge_models_by_source"] == {"cached": {REPORTED_MODEL: 3}, "fresh": {OTHER_MODEL: 5}}
     assert provenance["judge_models_mixed"].startswith(f"the verdicts behind these figures come from 2 reported judge models ({OTHER_MODEL} 5, {REPORTED_MODEL} 3;")
     assert mixed.dimensions["d"].values == (1.0, 2.0, 3.0, 4.0, 2.0, 1.0, 4.0, 3.0)  # A's for items 0-2, B's for the rest
-    assert any("2 reported judge models" in line for line in warnings)
+    assert any("2 reported judge models" in line for line in log_lines)
     assert "MIXED: 2 judges in these figures" in describe(provenance)
 
 

@@ -16,7 +16,7 @@ from audio_bench_core import judge
 from audio_bench_core.judge_reply import read_reply
 from audio_bench_core.judge_request import RequestFields, adaptation_for, sampling_fields
 from tests.chat_server import REPORTED_MODEL, ChatServer
-from tests.test_judge import KEY, cached_keys, config, digit_reply, first_digit, log_lines, request  # noqa: F401 - fixtures
+from tests.test_judge import KEY, cached_keys, config, digit_reply, first_digit, request  # noqa: F401 - fixtures
 
 USAGE = {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
 
