@@ -15,9 +15,10 @@ import os
 from pathlib import Path
 
 CACHE_ENV = "LMMS_EVAL_AUDIO_PLUGIN_CACHE"
+CACHE_NAME = "lmms_eval_audio_plugin"
 
 
 def cache_dir(name: str) -> Path:
-    """``$LMMS_EVAL_AUDIO_PLUGIN_CACHE/<name>`` (default ``~/.cache/lmms_eval_audio_plugin/<name>``); not created."""
+    """``$<CACHE_ENV>/<name>`` (default ``~/.cache/<CACHE_NAME>/<name>``); not created."""
     root = os.environ.get(CACHE_ENV, "").strip()
-    return (Path(root).expanduser() if root else Path.home() / ".cache" / "lmms_eval_audio_plugin") / name
+    return (Path(root).expanduser() if root else Path.home() / ".cache" / CACHE_NAME) / name

@@ -51,12 +51,17 @@ BENCHMARK_PACKAGES = ("mcga", "parsa", "mmac")
 PROJECT_PACKAGES = (*SHARED_PACKAGES, *BENCHMARK_PACKAGES, "lmms_eval_tasks", "audio_bench_report")
 #: Task-folder files that are plugin tools, not part of a task.
 NOT_EXPORTED = ("__init__.py", "README.md", "make_yaml.py")
-SHARED_FOLDER = "shared"
-#: Glue modules of ``lmms_eval_tasks`` that exported hooks may import: the ``audio_judge`` llm_judge provider, which the
-#: judged tasks call through ``llm_judge`` (exported into ``shared/`` beside the judge core it wraps).
-EXPORTED_GLUE = ("lmms_eval_tasks.judge_provider",)
+#: Where the shared code goes in lmms-eval: once, beside upstream's own task helpers (``_task_utils``), never per folder.
+TASK_UTILS = "lmms_eval.tasks._task_utils.audio_bench"
+#: The ``audio_judge`` llm_judge provider (cache, typed retries, deadline, breaker), the one glue module of
+#: ``lmms_eval_tasks`` that exported code may import: it goes among upstream's providers (its own pull request).
+JUDGE_PROVIDER = "lmms_eval_tasks.judge_provider"
+EXPORTED_GLUE = {JUDGE_PROVIDER: "lmms_eval.llm_judge.providers.audio_judge"}
 #: isort and black settings of upstream's ``.pre-commit-config.yaml`` (black 25.1.0, isort 6.0.1 there).
 BLACK_LINE_LENGTH = 240
+#: The shared cache root in the export (the plugin's ``audio_bench_core.CACHE_ENV`` / ``CACHE_NAME`` name the plugin).
+EXPORTED_CACHE_ENV = "LMMS_EVAL_AUDIO_BENCH_CACHE"
+EXPORTED_CACHE_NAME = "lmms_eval_audio_bench"
 EXPORT_EXTRA = "pip install 'lmms-eval-audio-plugin[export]'"
 
 
@@ -132,43 +137,38 @@ def project_imports(source: str, filename: str) -> list[tuple[ast.stmt, str, lis
                     raise ExportError(f"{filename}:{node.lineno}: `import {alias.name}`: write `from {alias.name.rpartition('.')[0] or alias.name} import ...` (the export rewrites from-imports)")
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                raise ExportError(f"{filename}:{node.lineno}: relative import in project code; use an absolute one (the export makes it relative)")
+                raise ExportError(f"{filename}:{node.lineno}: relative import in project code; use an absolute one (the export rewrites it)")
             if node.module and _is_project(node.module):
                 found.append((node, node.module, [alias.name for alias in node.names]))
     return found
 
 
-def _target(name: str, benchmark: str, hooks: str) -> str:
-    """Dotted name in the export of the project module ``name``."""
-    base = f"lmms_eval.tasks.{benchmark}"
+def _target(name: str, benchmark: str | None, hooks: str | None) -> str:
+    """Dotted name in the export of the project module ``name`` (``benchmark``: whose code is exported; ``None`` for
+    the judge provider alone)."""
     if name == hooks:
-        return f"{base}.utils"
+        return f"lmms_eval.tasks.{benchmark}.utils"
     if name in EXPORTED_GLUE:
-        return f"{base}.{SHARED_FOLDER}.{name.rpartition('.')[2]}"
+        return EXPORTED_GLUE[name]
     top, _, rest = name.partition(".")
-    if top == benchmark:
-        return f"{base}.{rest}" if rest else base
+    if benchmark and top == benchmark:
+        return f"lmms_eval.tasks.{benchmark}.{rest}" if rest else f"lmms_eval.tasks.{benchmark}"
     if top in SHARED_PACKAGES:
-        # one flat shared/ folder: audio_bench_core.audio -> shared.audio
-        if not rest:
-            return f"{base}.{SHARED_FOLDER}"
-        if "." in rest:
-            raise ExportError(f"{name}: shared modules must sit directly in their package")
-        return f"{base}.{SHARED_FOLDER}.{rest}"
-    raise ExportError(f"{name}: a module of {top!r}, which {benchmark}'s exported code may not import (only {benchmark} and the shared code)")
+        return f"{TASK_UTILS}.{rest}" if rest else TASK_UTILS
+    raise ExportError(f"{name}: a module of {top!r}, which {benchmark or 'the judge provider'}'s exported code may not import (only {benchmark or 'shared'} and the shared code)")
 
 
-def module_closure(benchmark: str) -> dict[str, Module]:
-    """The hooks of ``benchmark`` and every project module they import, transitively (imports inside functions
-    included), keyed by dotted name.
+def module_closure(benchmark: str | None) -> dict[str, Module]:
+    """The hooks of ``benchmark`` (``None``: the judge provider) and every project module they import, transitively
+    (imports inside functions included), keyed by dotted name.
 
     Raises:
         ExportError: a module that may not be exported (another benchmark's, a glue module of ``lmms_eval_tasks``
-            other than the hooks, a nested shared module), or two modules that would land on the same file.
+            other than the hooks and the judge provider), or two modules that would land on the same file.
     """
-    hooks = f"lmms_eval_tasks.{benchmark}.hooks"
+    hooks = f"lmms_eval_tasks.{benchmark}.hooks" if benchmark else None
     modules: dict[str, Module] = {}
-    pending = [hooks]
+    pending = [hooks or JUDGE_PROVIDER]
     while pending:
         name = pending.pop()
         if name in modules:
@@ -181,7 +181,7 @@ def module_closure(benchmark: str) -> dict[str, Module]:
             raise ExportError(f"{name}: a module of the lmms-eval glue ({path.relative_to(ROOT)}) imported by {benchmark}'s exported code; shared code belongs in {SHARED_PACKAGES[0]}")
         module = Module(name, path, _target(name, benchmark, hooks), is_package)
         modules[name] = module
-        if name.split(".")[0] == benchmark and name != benchmark and benchmark not in modules:
+        if benchmark and name.split(".")[0] == benchmark and name != benchmark and benchmark not in modules:
             pending.append(benchmark)  # the benchmark package's __init__ becomes the folder's __init__.py
         for _, imported, names in project_imports(path.read_text(encoding="utf-8"), str(path)):
             module.imports.append(imported)
@@ -197,19 +197,9 @@ def module_closure(benchmark: str) -> dict[str, Module]:
     return modules
 
 
-def _relative(from_target: str, from_is_package: bool, to_target: str) -> str:
-    """The relative ``from`` clause that names ``to_target`` inside the module ``from_target``."""
-    package = from_target.split(".") if from_is_package else from_target.split(".")[:-1]
-    target = to_target.split(".")
-    common = 0
-    while common < min(len(package), len(target)) and package[common] == target[common]:
-        common += 1
-    return "." * (len(package) - common + 1) + ".".join(target[common:])
-
-
-def rewrite_imports(source: str, module: Module, modules: dict[str, Module], absolute: bool) -> str:
-    """``source`` with every project import rewritten to the exported names: absolute (``utils.py``, which lmms-eval
-    loads without a package) or relative (every other module, so the folder can be renamed)."""
+def rewrite_imports(source: str, module: Module, modules: dict[str, Module]) -> str:
+    """``source`` with every project import rewritten to the exported, absolute names (lmms-eval executes
+    ``utils.py`` as a file without a package, and upstream's task code imports ``lmms_eval.tasks...`` absolutely)."""
     by_name = {m.name: m for m in modules.values()}
     lines = source.splitlines(keepends=True)
     offsets = [0]
@@ -218,8 +208,7 @@ def rewrite_imports(source: str, module: Module, modules: dict[str, Module], abs
     data = source.encode("utf-8")
     edits = []
     for node, imported, _ in project_imports(source, str(module.path)):
-        target = by_name[imported].target
-        clause = target if absolute else _relative(module.target, module.is_package, target)
+        clause = by_name[imported].target
         names = ", ".join(alias.name + (f" as {alias.asname}" if alias.asname else "") for alias in node.names)
         start = offsets[node.lineno - 1] + node.col_offset
         end = offsets[node.end_lineno - 1] + node.end_col_offset
@@ -500,6 +489,43 @@ def dependency_lines(dependencies: list[tuple[str, str]]) -> str:
 
 
 # ------------------------------------------------------------------------------------------------- the export
+def target_file(root: Path, module: Module) -> Path:
+    """Where ``module`` is written below the lmms-eval tree ``root``."""
+    parts = module.target.split(".")
+    return root.joinpath(*parts, "__init__.py") if module.is_package else root.joinpath(*parts[:-1], parts[-1] + ".py")
+
+
+def rewrite_prose(text: str, modules: dict[str, Module]) -> str:
+    """``text`` with the dotted names of the exported project modules in docstrings, comments and messages replaced by
+    their exported names (longest first), so no text names a module of this project."""
+    for name in sorted(modules, key=len, reverse=True):
+        text = re.sub(rf"(?<![\w.]){re.escape(name)}(?![\w])", modules[name].target, text)
+    return text
+
+
+def module_files(modules: dict[str, Module], root: Path, files: dict[Path, str | bytes], hooks: str | None = None, spec: Benchmark | None = None, reexports: dict[str, str] | None = None) -> list[str]:
+    """Add each module of ``modules`` (rewritten: imports, prose, the benchmark's settings) and the data files it reads
+    to ``files``; returns the original sources (for the dependency list)."""
+    sources = []
+    for module in modules.values():
+        source = module.path.read_text(encoding="utf-8")
+        rewritten = rewrite_prose(rewrite_imports(source, module, modules), modules)
+        if spec and module.name == f"{spec.name}.data":  # no sample in the export: an unset data variable means the hub (or is an error)
+            rewritten = set_constant(rewritten, "UNSET_DATA_DIR", spec.unset_data, str(module.path))
+        if module.name == SHARED_PACKAGES[0]:
+            rewritten = set_constant(set_constant(rewritten, "CACHE_ENV", EXPORTED_CACHE_ENV, str(module.path)), "CACHE_NAME", EXPORTED_CACHE_NAME, str(module.path))
+        if module.name == hooks and reexports:
+            rewritten += "\n\n# Shared aggregations the task YAML names as `!function utils.<name>`.\n"
+            for target in sorted(set(reexports.values())):
+                rewritten += f"from {target} import {', '.join(sorted(n for n, t in reexports.items() if t == target))}\n"
+        out = target_file(root, module)
+        files[out] = rewritten
+        sources.append(source)
+        for data_file in data_files_used(module, source):
+            files[out.parent / data_file.name] = data_file.read_bytes()
+    return sources
+
+
 @dataclass
 class ExportResult:
     """What :func:`export_benchmark` wrote."""
@@ -520,7 +546,32 @@ def _lmms_eval_tasks_dir(root: Path) -> Path:
     return tasks
 
 
-def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | None = None, force: bool = False) -> ExportResult:
+def write_files(files: dict[Path, str | bytes], root: Path) -> list[Path]:
+    """Write ``files`` (Python formatted as upstream's pre-commit does); returns the paths written, sorted."""
+    written = []
+    for path, content in sorted(files.items()):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix == ".py":
+            content = format_python(content, path, root)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+#: Task-name endings of PARSA-Bench's other settings (paper section 5: few-shot, chain of thought, text input, audio
+#: reference); the main setting is zero-shot audio (Table 2), its own pull request.
+OTHER_SETTINGS = ("_fewshot", "_cot", "_text", "_audio_ref")
+
+
+def is_main_setting(yaml_name: str) -> bool:
+    """True for a task or template file of the paper's main setting (no :data:`OTHER_SETTINGS` ending)."""
+    return not yaml_name.removesuffix(".yaml").endswith(OTHER_SETTINGS)
+
+
+def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | None = None, force: bool = False, main_setting_only: bool = False) -> ExportResult:
     """Write ``benchmark`` into the lmms-eval tree at ``root`` (see the module docstring).
 
     Args:
@@ -528,6 +579,7 @@ def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | N
         root: the folder holding ``lmms_eval/tasks/`` (a checkout, or an installed lmms-eval's site-packages).
         tests_dir: where ``test_<benchmark>.py`` goes (default ``root/test/eval``).
         force: replace an existing ``lmms_eval/tasks/<benchmark>/`` (else it is an error).
+        main_setting_only: leave out the task files of the other settings (:func:`is_main_setting`).
 
     Raises:
         ExportError: unknown benchmark, ``root`` is not an lmms-eval tree, the folder exists without ``force``, or
@@ -550,6 +602,8 @@ def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | N
     reexports: dict[str, str] = {}
     yamls = {}
     for path in sorted((TASKS_DIR / benchmark).iterdir()):
+        if main_setting_only and not is_main_setting(path.name):
+            continue
         if path.name.endswith(".yaml") or (path.name.startswith("_") and path.name.endswith("_yaml")):
             config = export_yaml(read_yaml(path), path, spec, hooks, modules, reexports)
             yamls[path.name] = _yaml_header(path, config, spec) + dump_yaml(config)
@@ -559,29 +613,7 @@ def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | N
     files: dict[Path, str | bytes] = {}
     for name, text in yamls.items():
         files[task_dir / name] = text
-    sources = []
-    for module in modules.values():
-        source = module.path.read_text(encoding="utf-8")
-        rewritten = rewrite_imports(source, module, modules, absolute=module.name == hooks)
-        rewritten = re.sub(rf"\b{SHARED_PACKAGES[0]}\b", SHARED_FOLDER, rewritten)  # prose naming the shared modules
-        if module.name == f"{benchmark}.data":  # no sample in the export: an unset data variable means the hub (or is an error)
-            rewritten = set_constant(rewritten, "UNSET_DATA_DIR", spec.unset_data, str(module.path))
-        if module.name == hooks and reexports:
-            rewritten += "\n\n# Shared aggregations the task YAML names as `!function utils.<name>`.\n"
-            for target in sorted(set(reexports.values())):
-                rewritten += f"from {target} import {', '.join(sorted(n for n, t in reexports.items() if t == target))}\n"
-        relative = Path(*module.target.split(".")[3:])
-        out = task_dir / relative / "__init__.py" if module.is_package else task_dir / relative.with_suffix(".py")
-        if module.is_package and module.target == f"lmms_eval.tasks.{benchmark}":
-            out = task_dir / "__init__.py"
-        files[out] = rewritten
-        sources.append(source)
-        for data_file in data_files_used(module, source):
-            files[out.parent / data_file.name] = data_file.read_bytes()
-    shared_init = task_dir / SHARED_FOLDER / "__init__.py"
-    if any(p.parent == task_dir / SHARED_FOLDER for p in files) and shared_init not in files:
-        files[shared_init] = '"""Framework-free code shared by the audio benchmarks (judge, audio, response checks)."""\n'
-
+    sources = module_files(modules, root, files, hooks, spec, reexports)
     dependencies = extra_dependencies(sources)
     readme = render_readme(spec, yamls, dependencies, sorted(m.name for m in modules.values()))
     files[task_dir / "README.md"] = readme
@@ -591,17 +623,27 @@ def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | N
     test_file = tests_dir / f"test_{benchmark}.py"
     files[test_file] = test_template.read_text(encoding="utf-8")
 
-    written = []
-    for path, content in sorted(files.items()):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.suffix == ".py":
-            content = format_python(content, path, root)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8")
-        written.append(path)
-    return ExportResult(task_dir, test_file, written, dependencies)
+    return ExportResult(task_dir, test_file, write_files(files, root), dependencies)
+
+
+#: The judge provider's upstream-style tests (``test/eval/`` of lmms-eval).
+PROVIDER_TEST = "test_audio_judge_provider.py"
+
+
+def export_judge_provider(root: str | Path, tests_dir: str | Path | None = None) -> list[Path]:
+    """Write the ``audio_judge`` llm_judge provider into the lmms-eval tree at ``root``: the provider
+    (``lmms_eval/llm_judge/providers/audio_judge.py``), the shared judge core it wraps (``lmms_eval/tasks/_task_utils/
+    audio_bench/``) and its tests (``test/eval/test_audio_judge_provider.py``, or in ``tests_dir``). Returns the paths.
+
+    Raises:
+        ExportError: ``root`` is not an lmms-eval tree, or the provider's code cannot be exported as it stands.
+    """
+    root = Path(root).resolve()
+    _lmms_eval_tasks_dir(root)
+    files: dict[Path, str | bytes] = {}
+    module_files(module_closure(None), root, files)
+    files[(Path(tests_dir) if tests_dir is not None else root / "test" / "eval") / PROVIDER_TEST] = (TEMPLATES / PROVIDER_TEST).read_text(encoding="utf-8")
+    return write_files(files, root)
 
 
 def render_readme(spec: Benchmark, yamls: dict[str, str], dependencies: list[tuple[str, str]], modules: list[str]) -> str:

@@ -14,28 +14,14 @@ def _module(name, target, is_package=False):
     return ex.Module(name, ex.ROOT / "x.py", target, is_package)
 
 
-@pytest.mark.parametrize(
-    ("source", "is_package", "target", "expected"),
-    [
-        ("lmms_eval.tasks.mcga.data", False, "lmms_eval.tasks.mcga.shared.audio", ".shared.audio"),
-        ("lmms_eval.tasks.mcga.shared.judge", False, "lmms_eval.tasks.mcga.shared.reasoning", ".reasoning"),
-        ("lmms_eval.tasks.mcga.shared.responses", False, "lmms_eval.tasks.mcga.normalize", "..normalize"),
-        ("lmms_eval.tasks.mcga.data", False, "lmms_eval.tasks.mcga", "."),
-        ("lmms_eval.tasks.mcga.shared", True, "lmms_eval.tasks.mcga.shared.audio", ".audio"),
-    ],
-)
-def test_relative_import_clause_names_the_target_from_the_importing_package(source, is_package, target, expected):
-    assert ex._relative(source, is_package, target) == expected
-
-
 def test_imports_are_rewritten_in_place_keeping_aliases_comments_and_nesting():
     modules = {
         "mcga": _module("mcga", "lmms_eval.tasks.mcga", True),
         "mcga.normalize": _module("mcga.normalize", "lmms_eval.tasks.mcga.normalize"),
-        "audio_bench_core.audio": _module("audio_bench_core.audio", "lmms_eval.tasks.mcga.shared.audio"),
+        "audio_bench_core.audio": _module("audio_bench_core.audio", "lmms_eval.tasks._task_utils.audio_bench.audio"),
     }
     source = textwrap.dedent('''\
-        """Doc naming audio_bench_core.audio stays as written."""
+        """Doc naming audio_bench_core.audio, rewritten."""
         from __future__ import annotations
 
         import json
@@ -51,13 +37,12 @@ def test_imports_are_rewritten_in_place_keeping_aliases_comments_and_nesting():
             return json, fold, first_not_utf8
         ''')
     module = _module("mcga.data", "lmms_eval.tasks.mcga.data")
-    relative = ex.rewrite_imports(source, module, modules, absolute=False)
-    assert "from . import normalize\n" in relative
-    assert "from .normalize import nfkc as fold, normalize_for_cer\n" in relative
-    assert "    from .shared.audio import first_not_utf8  # shared cell checks\n" in relative
-    assert relative.startswith('"""Doc naming audio_bench_core.audio stays as written."""') and "import json\n" in relative
-    absolute = ex.rewrite_imports(source, module, modules, absolute=True)
-    assert "from lmms_eval.tasks.mcga import normalize\n" in absolute and "from lmms_eval.tasks.mcga.shared.audio import first_not_utf8" in absolute
+    rewritten = ex.rewrite_imports(source, module, modules)
+    assert "from lmms_eval.tasks.mcga import normalize\n" in rewritten
+    assert "from lmms_eval.tasks.mcga.normalize import nfkc as fold, normalize_for_cer\n" in rewritten
+    assert "    from lmms_eval.tasks._task_utils.audio_bench.audio import first_not_utf8  # shared cell checks\n" in rewritten
+    assert rewritten.startswith('"""Doc naming audio_bench_core.audio, rewritten."""') and "import json\n" in rewritten
+    assert ex.rewrite_prose(rewritten, modules).startswith('"""Doc naming lmms_eval.tasks._task_utils.audio_bench.audio, rewritten."""')
 
 
 @pytest.mark.parametrize(
@@ -84,18 +69,25 @@ def test_a_module_of_another_package_benchmark_or_the_glue_is_refused(module):
         ex._target(module, "parsa", "lmms_eval_tasks.parsa.hooks")
 
 
-def test_shared_code_comes_from_audio_bench_core_and_the_judge_provider_only():
+def test_shared_code_goes_once_into_task_utils_and_the_judge_provider_among_upstreams_providers():
+    targets = {}
     for benchmark in ex.BENCHMARKS:
-        shared = {name for name, module in ex.module_closure(benchmark).items() if ".shared" in module.target}
-        glue = {name for name in shared if name.split(".")[0] != "audio_bench_core"}
-        assert shared and glue <= set(ex.EXPORTED_GLUE), (benchmark, shared)
-        # the judged benchmarks reach their judge through llm_judge's provider, exported beside the core; PARSA judges nothing
-        assert bool(glue) == (benchmark != "parsa"), (benchmark, glue)
+        for name, module in ex.module_closure(benchmark).items():
+            if not name.startswith((benchmark, f"lmms_eval_tasks.{benchmark}")):
+                assert targets.setdefault(name, module.target) == module.target  # one place, whoever exports it
+    assert targets["audio_bench_core.responses"] == "lmms_eval.tasks._task_utils.audio_bench.responses"
+    assert targets["audio_bench_core"] == "lmms_eval.tasks._task_utils.audio_bench"
+    # the judged benchmarks reach their judge through llm_judge's provider; PARSA judges nothing
+    assert targets["lmms_eval_tasks.judge_provider"] == "lmms_eval.llm_judge.providers.audio_judge"
+    assert "lmms_eval_tasks.judge_provider" not in ex.module_closure("parsa")
+    provider = ex.module_closure(None)
+    assert provider["lmms_eval_tasks.judge_provider"].target == targets["lmms_eval_tasks.judge_provider"] and "audio_bench_core.judge_cache" in provider
+    assert not [name for name in provider if name.startswith(ex.BENCHMARK_PACKAGES)]
 
 
 def test_task_yaml_gets_utils_references_the_hub_dataset_and_no_plugin_model_blocks():
     closure = ex.module_closure("parsa")
-    responses = next(m.name for m in closure.values() if m.target.endswith(".shared.responses"))
+    responses = next(m.name for m in closure.values() if m.target.endswith(".audio_bench.responses"))
     config = ex.read_yaml_text(
         textwrap.dedent(f"""\
             dataset_path: csv
@@ -118,7 +110,7 @@ def test_task_yaml_gets_utils_references_the_hub_dataset_and_no_plugin_model_blo
     assert list(out)[:2] == ["dataset_path", "dataset_kwargs"]
     assert out["dataset_path"] == "MohammadJRanjbar/PARSA-Bench" and out["dataset_kwargs"] == {"num_proc": 1, "token": True}
     assert out["process_docs"] == "utils.parsa_asr_docs" and out["metric_list"][0]["aggregation"] == "utils.agg_empty_responses"
-    assert reexports == {"agg_empty_responses": "lmms_eval.tasks.parsa.shared.responses"}
+    assert reexports == {"agg_empty_responses": "lmms_eval.tasks._task_utils.audio_bench.responses"}
     assert "model_specific_generation_kwargs" not in out and out["lmms_eval_specific_kwargs"] == {"default": {"simple_audio": "array"}}
     text = ex.dump_yaml(out)
     assert "process_docs: !function utils.parsa_asr_docs\n" in text and "  - metric: empty_responses\n" in text
