@@ -1,5 +1,5 @@
-"""Framework-free code shared by the benchmarks (the bottom layer): imports neither lmms-eval nor ``lmms_eval_tasks``
-nor a benchmark package, so ``mcga``, ``parsa`` and ``mmac`` use it without the lmms-eval glue.
+"""Framework-free code shared by the benchmarks (the bottom layer): imports neither lmms-eval, nor the code that adapts
+the benchmarks to it, nor a benchmark package, so every benchmark package uses it without lmms-eval.
 
 - :mod:`audio_bench_core.audio`: decoding, checks and the forms audio is handed to models in;
 - :mod:`audio_bench_core.judge`: the LLM judge client (cache, retries, accounting);

@@ -495,12 +495,17 @@ def target_file(root: Path, module: Module) -> Path:
     return root.joinpath(*parts, "__init__.py") if module.is_package else root.joinpath(*parts[:-1], parts[-1] + ".py")
 
 
-def rewrite_prose(text: str, modules: dict[str, Module]) -> str:
-    """``text`` with the dotted names of the exported project modules in docstrings, comments and messages replaced by
-    their exported names (longest first), so no text names a module of this project."""
-    for name in sorted(modules, key=len, reverse=True):
-        text = re.sub(rf"(?<![\w.]){re.escape(name)}(?![\w])", modules[name].target, text)
-    return text
+def rewrite_prose(text: str) -> str:
+    """``text`` with every dotted name of this project's exportable modules (in docstrings, comments and messages)
+    replaced by its exported name, the same whichever benchmark is exported (so a shared module is byte-identical in
+    every export): ``audio_bench_core[.x]``, the judge provider, ``lmms_eval_tasks.<benchmark>.hooks`` and
+    ``<benchmark>.<module>``."""
+    for name, target in EXPORTED_GLUE.items():
+        text = re.sub(rf"(?<![\w.]){re.escape(name)}(?!\w)", target, text)
+    text = re.sub(r"(?<![\w.])lmms_eval_tasks\.(mcga|parsa|mmac)\.hooks(?!\w)", r"lmms_eval.tasks.\1.utils", text)
+    text = re.sub(rf"(?<![\w.]){SHARED_PACKAGES[0]}(?!\w)", TASK_UTILS, text)
+    text = text.replace("LMMS_EVAL_AUDIO_PLUGIN_CACHE", EXPORTED_CACHE_ENV).replace(".cache/lmms_eval_audio_plugin", f".cache/{EXPORTED_CACHE_NAME}")
+    return re.sub(r"(?<![\w./-])(mcga|parsa|mmac)\.(\w+)", lambda m: f"lmms_eval.tasks.{m[0]}" if _module_file(m[0]) else m[0], text)
 
 
 def module_files(modules: dict[str, Module], root: Path, files: dict[Path, str | bytes], hooks: str | None = None, spec: Benchmark | None = None, reexports: dict[str, str] | None = None) -> list[str]:
@@ -509,7 +514,7 @@ def module_files(modules: dict[str, Module], root: Path, files: dict[Path, str |
     sources = []
     for module in modules.values():
         source = module.path.read_text(encoding="utf-8")
-        rewritten = rewrite_prose(rewrite_imports(source, module, modules), modules)
+        rewritten = rewrite_prose(rewrite_imports(source, module, modules))
         if spec and module.name == f"{spec.name}.data":  # no sample in the export: an unset data variable means the hub (or is an error)
             rewritten = set_constant(rewritten, "UNSET_DATA_DIR", spec.unset_data, str(module.path))
         if module.name == SHARED_PACKAGES[0]:
@@ -642,6 +647,8 @@ def export_judge_provider(root: str | Path, tests_dir: str | Path | None = None)
     _lmms_eval_tasks_dir(root)
     files: dict[Path, str | bytes] = {}
     module_files(module_closure(None), root, files)
+    if not (TEMPLATES / PROVIDER_TEST).is_file():
+        raise ExportError(f"{TEMPLATES / PROVIDER_TEST}: no upstream-style test for the judge provider")
     files[(Path(tests_dir) if tests_dir is not None else root / "test" / "eval") / PROVIDER_TEST] = (TEMPLATES / PROVIDER_TEST).read_text(encoding="utf-8")
     return write_files(files, root)
 
@@ -757,12 +764,16 @@ def patch_make_table(root: str | Path) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lmms-eval-audio-export", description="Write a benchmark as an lmms-eval task folder in upstream's conventions (README: 'Contributing upstream').")
-    parser.add_argument("benchmark", choices=sorted(BENCHMARKS) + ["all"])
+    parser.add_argument("benchmark", choices=sorted(BENCHMARKS) + ["all", "series"], help="a benchmark's task folder, all three, or `series`: one git branch per pull request (lmms_eval_tasks/upstream_series.py)")
     parser.add_argument("lmms_eval_root", help="folder holding lmms_eval/tasks/ (an lmms-eval checkout)")
     parser.add_argument("--tests-dir", help="where test_<benchmark>.py goes (default: <root>/test/eval)")
     parser.add_argument("--force", action="store_true", help="replace an existing lmms_eval/tasks/<benchmark>/")
     parser.add_argument("--patch-make-table", action="store_true", help="also change lmms_eval/utils.py:make_table to print numbers only (README.md of the export)")
+    parser.add_argument("--prefix", default="audio-bench/", help="series: prefix of the branch names (default audio-bench/)")
+    parser.add_argument("--validate", metavar="PYTHON", help="series: run each branch's tests with this Python and write the result into its description")
     args = parser.parse_args(argv)
+    if args.benchmark == "series":
+        return _main_series(args.lmms_eval_root, args.prefix, args.validate)
     names = sorted(BENCHMARKS) if args.benchmark == "all" else [args.benchmark]
     try:
         for name in names:
@@ -777,6 +788,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"lmms-eval-audio-export: {error}", file=sys.stderr)
         return 2
     return 0
+
+
+def _main_series(root: str, prefix: str, python: str | None) -> int:
+    from lmms_eval_tasks import upstream_series
+
+    try:
+        results = upstream_series.write_series(root, prefix, python)
+    except ExportError as error:
+        print(f"lmms-eval-audio-export: {error}", file=sys.stderr)
+        return 2
+    for result in results:
+        tests = {None: "tests not run", True: "tests pass", False: "TESTS FAIL"}[result.passed]
+        print(f"{result.branch}: on {result.base[:12]}, {result.files} files, +{result.added} -{result.removed} lines, {tests}")
+    for name, why in upstream_series.HELD.items():
+        print(f"{name}: no branch. {why}")
+    return 1 if any(result.passed is False for result in results) else 0
 
 
 if __name__ == "__main__":

@@ -53,10 +53,11 @@ def _site_packages(venv: Path) -> Path:
     return found
 
 
-def build_plugin_free_venv(venv: Path) -> Path:
-    """``venv`` with lmms-eval (pip, PyPI wheel, this environment's version, ``--no-deps``) and, through a ``.pth``
-    line, a folder of links to this environment's other installed packages, leaving out lmms-eval and every file of
-    this plugin's distribution. Returns its site-packages.
+def build_plugin_free_venv(venv: Path, lmms_eval_source: Path | None = None) -> Path:
+    """``venv`` with lmms-eval (pip, PyPI wheel, this environment's version, ``--no-deps``; or, given
+    ``lmms_eval_source``, that checkout on the path through a ``.pth`` line) and, through a ``.pth`` line, a folder of
+    links to this environment's other installed packages, leaving out lmms-eval and every file of this plugin's
+    distribution. Returns its site-packages.
 
     Raises:
         pytest.fail.Exception: venv or pip failed (the output is in the message).
@@ -79,6 +80,9 @@ def build_plugin_free_venv(venv: Path) -> Path:
         (shared / name).symlink_to(entry)
     site = _site_packages(venv)
     (site / "plugin_free_shared_packages.pth").write_text(f"{shared}\n", encoding="utf-8")
+    if lmms_eval_source is not None:
+        (site / "lmms_eval_checkout.pth").write_text(f"{lmms_eval_source}\n", encoding="utf-8")
+        return site
     pip = [str(venv / "bin/python"), "-m", "pip", "install", "--no-deps", f"lmms-eval=={version('lmms_eval')}"]
     done = subprocess.run(pip, capture_output=True, text=True, timeout=600)
     if done.returncode:

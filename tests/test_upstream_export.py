@@ -42,7 +42,7 @@ def test_imports_are_rewritten_in_place_keeping_aliases_comments_and_nesting():
     assert "from lmms_eval.tasks.mcga.normalize import nfkc as fold, normalize_for_cer\n" in rewritten
     assert "    from lmms_eval.tasks._task_utils.audio_bench.audio import first_not_utf8  # shared cell checks\n" in rewritten
     assert rewritten.startswith('"""Doc naming audio_bench_core.audio, rewritten."""') and "import json\n" in rewritten
-    assert ex.rewrite_prose(rewritten, modules).startswith('"""Doc naming lmms_eval.tasks._task_utils.audio_bench.audio, rewritten."""')
+    assert ex.rewrite_prose(rewritten).startswith('"""Doc naming lmms_eval.tasks._task_utils.audio_bench.audio, rewritten."""')
 
 
 @pytest.mark.parametrize(

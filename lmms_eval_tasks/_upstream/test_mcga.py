@@ -88,7 +88,7 @@ def test_without_a_local_folder_the_release_comes_from_the_hub(tmp_path, monkeyp
     from lmms_eval.tasks.mcga.data import MCGAHubAccessError
 
     monkeypatch.delenv("MCGA_DATA_DIR", raising=False)
-    monkeypatch.setenv("LMMS_EVAL_AUDIO_PLUGIN_CACHE", str(tmp_path))
+    monkeypatch.setenv("LMMS_EVAL_AUDIO_BENCH_CACHE", str(tmp_path))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)  # no network here: the download is refused
     with pytest.raises(MCGAHubAccessError, match=r"could not download MCGA_test\.tar\.gz from the hub dataset yxdu/MCGA"):
