@@ -41,6 +41,7 @@ import yaml
 
 from lmms_eval_tasks import TASKS_DIR
 from lmms_eval_tasks.listing import read_description
+from lmms_eval_tasks.upstream_table import patch_make_table
 
 ROOT = TASKS_DIR.parent
 TEMPLATES = TASKS_DIR / "_upstream"
@@ -712,54 +713,6 @@ Why a second judge client beside `lmms_eval.llm_judge`: these tasks need what `l
 Moving these into `lmms_eval.llm_judge` (a cache and typed retries) would let the tasks use it; until then the client
 lives in `shared/judge*.py` and uses the `openai` package and `tenacity`, both lmms-eval dependencies.
 """
-
-
-# ------------------------------------------------------------------------------------- the printed table
-#: lmms-eval 0.7's ``make_table`` prints every value of ``results[task]`` as a row: dict breakdowns, signature strings
-#: and interval lists as text. No task setting keeps a value out of it, so the export offers this small change to
-#: ``lmms_eval/utils.py`` (``--patch-make-table``), to propose with the tasks: rows for numbers only, the other values'
-#: names in one line under the table (they stay in the results JSON). ``(anchor, replacement)``, each anchor once.
-MAKE_TABLE_EDITS = (
-    ("    values = []\n", "    values = []\n    not_shown = {}  # metric: tasks whose value is not a number (kept in the results JSON)\n"),
-    (
-        "            # Check if v is not empty (handle numpy array safely)\n",
-        "            # The table shows numbers; dicts, lists and text (breakdowns, signatures, provenance) are named under it.\n"
-        "            if v_numeric is None and v != \"N/A\":\n"
-        "                not_shown.setdefault(m, []).append(k)\n"
-        "                continue\n\n"
-        "            # Check if v is not empty (handle numpy array safely)\n",
-    ),
-    (
-        '    return "\\n\\n".join(output_tables)\n',
-        "    if not_shown:\n"
-        '        output_tables.append("Not shown above (not numbers; in the results JSON): " + "; ".join(f"{m} ({\', \'.join(tasks)})" for m, tasks in sorted(not_shown.items())))\n'
-        '    return "\\n\\n".join(output_tables)\n',
-    ),
-)
-TABLE_PATCH_MARK = "not_shown = {}  # metric: tasks whose value is not a number"
-
-
-def patch_make_table(root: str | Path) -> bool:
-    """Apply :data:`MAKE_TABLE_EDITS` to ``make_table`` in ``root/lmms_eval/utils.py``; False if already applied.
-
-    Raises:
-        ExportError: that ``make_table`` is not the one the edits were written for (an anchor missing or repeated).
-    """
-    path = Path(root) / "lmms_eval" / "utils.py"
-    text = path.read_text(encoding="utf-8")
-    start = text.find("\ndef make_table(")
-    end = text.find("\ndef ", start + 1)
-    if start < 0 or end < 0:
-        raise ExportError(f"{path}: no make_table function; change the printed table by hand")
-    body = text[start:end]
-    if TABLE_PATCH_MARK in body:
-        return False
-    for anchor, replacement in MAKE_TABLE_EDITS:
-        if body.count(anchor) != 1:
-            raise ExportError(f"{path}: make_table differs from lmms-eval 0.7's ({anchor.strip()!r} found {body.count(anchor)} times); change it by hand")
-        body = body.replace(anchor, replacement)
-    path.write_text(text[:start] + body + text[end:], encoding="utf-8")
-    return True
 
 
 def main(argv: list[str] | None = None) -> int:
