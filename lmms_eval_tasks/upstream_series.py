@@ -64,13 +64,24 @@ class PullRequest:
     write: Callable[[Path], object]
 
 
+#: One Validation line of upstream's template; :data:`NOT_RUN` stands in when the tests were not run.
+VALIDATION_LINE = re.compile(r"`[^`]+` \| sample size: `N=[^`]+` \| key metrics: `[^`]+` \| result: `(pass|fail)`")
+NOT_RUN = "Tests not run (`lmms-eval-audio-export series --validate PYTHON` runs them)."
 CHANGE_TYPES = ("Bug fix (non-breaking change)", "New feature", "New benchmark/task", "New model integration", "Breaking change", "Documentation update", "Refactoring (no functional changes)")
 
 
 def describe(pr: PullRequest, validation: list[str]) -> str:
-    """The commit message of ``pr``: its title, then upstream's pull-request template filled in."""
-    if pr.change_type not in CHANGE_TYPES or len(pr.summary) > 3:
+    """The commit message of ``pr``: its title, then upstream's pull-request template filled in (Summary at most three
+    bullets; Validation 1-3 lines ``\`<command>\` | sample size: \`N=<...>\` | key metrics: \`<...>\` | result: \`pass\```,
+    or :data:`NOT_RUN`).
+
+    Raises:
+        ValueError: a part that does not fit the template (named).
+    """
+    if pr.change_type not in CHANGE_TYPES or not 1 <= len(pr.summary) <= 3:
         raise ValueError(f"{pr.branch}: change type {pr.change_type!r} or {len(pr.summary)} summary bullets do not fit upstream's template")
+    if not 1 <= len(validation) <= 3 or not all(line == NOT_RUN or VALIDATION_LINE.fullmatch(line) for line in validation):
+        raise ValueError(f"{pr.branch}: Validation must be 1-3 lines of the form `<command>` | sample size: `N=<...>` | key metrics: `<...>` | result: `pass/fail`: {validation}")
     bullets = lambda lines: "\n".join(f"- {line}" for line in lines)  # noqa: E731
     boxes = "\n".join(f"- [{'x' if kind == pr.change_type else ' '}] {kind}" for kind in CHANGE_TYPES)
     return (
@@ -176,13 +187,15 @@ SERIES = (
         "New feature", ("test/eval/test_audio_judge_provider.py",), lambda root: ex.export_judge_provider(root),
     ),
     PullRequest(
-        "table-numbers", None, "[Core] make_table: rows for numbers only, other values named under the table",
-        ("The printed table gets a row for each number (Python and numpy); dicts, lists and text (breakdowns, signatures) are named in one line under it instead of printed as long text.",
-         "The results JSON is unchanged."),
-        ("`make_table` in `lmms_eval/utils.py`", "`test/eval/test_make_table_numbers.py`"),
-        ("The results and samples files; any task's metrics.",),
-        ("Only the printed table changes, and only for values that are not numbers.",),
-        "Bug fix (non-breaking change)", ("test/eval/test_make_table_numbers.py",), write_table_numbers,
+        "table-numbers", None, "[Core] make_table: rows for numbers only (numpy numbers included), other values named under the table",
+        ("`make_table` gives rows to numbers only: Python and numpy scalars (`np.float32`, `np.int64`, ...), and `None`/`N/A` as before.",
+         "Other values of `results[task]` (breakdown dicts, lists, signature strings) are named in one line under the table instead of printed as rows.",
+         "A test, `test/eval/test_make_table.py`, covers both and pins the unchanged table of a number-only result."),
+        ("`lmms_eval/utils.py`: `make_table` (7 added lines, none removed).", "`test/eval/test_make_table.py` (new)."),
+        ("The results JSON and `--output_path` files: unchanged, every value stays there.",
+         "How numbers are formatted (floats `%.4f`, ints and numpy scalars as the table writer prints them), the stderr, stability and baseline columns."),
+        ("A result of numbers prints byte for byte as before; a task whose table showed dict or text rows now shows their names under the table (the values are in the results JSON).",),
+        "Bug fix (non-breaking change)", ("test/eval/test_make_table.py",), write_table_numbers,
     ),
     PullRequest(
         "mcga", "judge-provider", "[Task] MCGA: classical Chinese literature read aloud (arXiv 2601.09270)",
@@ -277,7 +290,7 @@ def write_series(root: str | Path, prefix: str = "audio-bench/", python: str | N
             git(root, "add", "-A")
             if not git(root, "diff", "--cached", "--name-only").strip():
                 raise SeriesError(f"{prefix + pr.branch}: changes nothing on {base}")
-            validation = ["Tests not run (`lmms-eval-audio-export series --validate PYTHON` runs them)."]
+            validation = [NOT_RUN]
             passed = None
             if python:
                 passed, line = run_tests(root, python, pr.tests)

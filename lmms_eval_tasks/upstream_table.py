@@ -8,7 +8,7 @@ rows exactly as before; every other value (dicts, lists, tuples, arrays, other t
 and stays in the results JSON. Seven added lines, none removed (:func:`patch_make_table`).
 
 The upstream-style test of it is ``lmms_eval_tasks/_upstream/test_make_table.py`` (for ``test/eval/``);
-:func:`pr_description` writes the pull request's description in upstream's template.
+:func:`write_table_change` writes the pull request (the edit and its test); its description is in :mod:`lmms_eval_tasks.upstream_series`.
 """
 
 from __future__ import annotations
@@ -74,42 +74,21 @@ def patch_make_table(root: str | Path) -> bool:
     return True
 
 
-#: One Validation line of upstream's pull request template.
-VALIDATION_LINE = re.compile(r"`[^`]+` \| sample size: `N=[^`]+` \| key metrics: `[^`]+` \| result: `(pass|fail)`")
+#: Where the upstream-style test goes in lmms-eval (from ``_upstream/test_make_table.py``).
+TABLE_TEST = Path("test") / "eval" / "test_make_table.py"
 
 
-def pr_description(validation: list[str]) -> str:
-    """This change's pull request description, in the sections of upstream's ``.github/pull_request_template.md``.
-
-    Args:
-        validation: 1-3 lines ``\\`<command>\\` | sample size: \\`N=<...>\\` | key metrics: \\`<...>\\` | result: \\`pass\\```
-            (or ``fail``), as measured by whoever ran them.
+def write_table_change(root: str | Path) -> list[Path]:
+    """The table pull request in the lmms-eval tree ``root``: :func:`patch_make_table` and its test
+    (:data:`TABLE_TEST`). Returns the paths changed.
 
     Raises:
-        ValueError: no line, more than three, or a line not of that form (the line is named).
+        ExportError: as :func:`patch_make_table`.
     """
-    if not 1 <= len(validation) <= 3:
-        raise ValueError(f"the template allows 1-3 Validation lines, got {len(validation)}")
-    for line in validation:
-        if not VALIDATION_LINE.fullmatch(line):
-            raise ValueError(f"Validation line not of the form `<command>` | sample size: `N=<...>` | key metrics: `<...>` | result: `pass/fail`: {line!r}")
-    sections = {
-        "Summary": [
-            "`make_table` gives rows to numbers only: Python and numpy scalars (`np.float32`, `np.int64`, ...), and `None`/`N/A` as before.",
-            "Other values of `results[task]` (breakdown dicts, lists, signature strings) are named in one line under the table instead of printed as rows.",
-            "A test, `test/eval/test_make_table.py`, covers both and pins the unchanged table of a number-only result.",
-        ],
-        "In scope": ["`lmms_eval/utils.py`: `make_table` (7 added lines, none removed).", "`test/eval/test_make_table.py` (new)."],
-        "Out of scope": [
-            "The results JSON and `--output_path` files: unchanged, every value stays there.",
-            "How numbers are formatted (floats `%.4f`, ints and numpy scalars as the table writer prints them), the stderr, stability and baseline columns, the throughput table.",
-        ],
-        "Validation": validation,
-        "Risk / Compatibility": [
-            "A result of numbers prints byte for byte as before; a task whose table showed dict or text rows now shows their names under the table (the values are in the results JSON).",
-        ],
-    }
-    kinds = ["Bug fix (non-breaking change)", "New feature", "New benchmark/task", "New model integration", "Breaking change", "Documentation update", "Refactoring (no functional changes)"]
-    parts = [f"## {title}\n" + "".join(f"- {line}\n" for line in lines) for title, lines in sections.items()]
-    parts.append("## Type of Change\n" + "".join(f"- [{'x' if kind == 'Bug fix (non-breaking change)' else ' '}] {kind}\n" for kind in kinds))
-    return "\n".join(parts)
+    from lmms_eval_tasks.upstream_export import TEMPLATES
+
+    root = Path(root)
+    patch_make_table(root)
+    test = root / TABLE_TEST
+    test.write_text((TEMPLATES / TABLE_TEST.name).read_text(encoding="utf-8"), encoding="utf-8")
+    return [root / "lmms_eval" / "utils.py", test]

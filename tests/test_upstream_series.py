@@ -97,7 +97,7 @@ def test_the_branches_merge_together_and_share_code_once(series):
             by_content.setdefault(content, []).append(path)
         assert not [paths for paths in by_content.values() if len({p.relative_to(tasks).parts[0] for p in paths}) > 1]  # nothing copied per folder
         assert (tasks / "_task_utils" / "audio_bench" / "responses.py").is_file() and not (tasks / "mcga" / "shared").exists()
-        exported = [*files, *(tasks / "_task_utils" / "audio_bench").rglob("*.py"), checkout / "lmms_eval/llm_judge/providers/audio_judge.py", *(checkout / "test/eval" / name for name in ("test_mcga.py", "test_parsa.py", upstream_export.PROVIDER_TEST, "test_make_table_numbers.py"))]
+        exported = [*files, *(tasks / "_task_utils" / "audio_bench").rglob("*.py"), checkout / "lmms_eval/llm_judge/providers/audio_judge.py", *(checkout / "test/eval" / name for name in ("test_mcga.py", "test_parsa.py", upstream_export.PROVIDER_TEST, "test_make_table.py"))]
         references = [f"{p.relative_to(checkout)}:{n}: {line.strip()[:120]}" for p in exported if p.suffix != ".json" for n, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1) if PLUGIN_MARKERS.search(line)]
         assert not references, f"{len(references)} references to the plugin:\n" + "\n".join(references)
     finally:

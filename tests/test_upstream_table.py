@@ -16,6 +16,7 @@ from importlib.metadata import distribution
 
 import pytest
 
+from lmms_eval_tasks import upstream_series
 from lmms_eval_tasks import upstream_table as table
 from lmms_eval_tasks.upstream_export import ROOT, ExportError
 
@@ -112,8 +113,11 @@ def test_the_edit_refuses_a_make_table_it_was_not_written_for(tmp_path):
         table.patch_make_table(tmp_path)
 
 
+TABLE_PR = next(pr for pr in upstream_series.SERIES if pr.branch == "table-numbers")
+
+
 def test_pr_description_fills_upstreams_template():
-    text = table.pr_description([VALIDATION])
+    text = upstream_series.describe(TABLE_PR, [VALIDATION])
     titles = re.findall(r"^## (.+)$", text, re.MULTILINE)
     assert titles == ["Summary", "In scope", "Out of scope", "Validation", "Risk / Compatibility", "Type of Change"]
     summary = text.split("## Summary\n")[1].split("\n## ")[0]
@@ -125,14 +129,9 @@ def test_pr_description_fills_upstreams_template():
 
 
 @pytest.mark.parametrize(
-    ("lines", "message"),
-    [
-        ([], "1-3 Validation lines, got 0"),
-        ([VALIDATION] * 4, "1-3 Validation lines, got 4"),
-        (["`pytest` | N=2 | pass"], "Validation line not of the form"),
-        ([VALIDATION.replace("`pass`", "`ok`")], "Validation line not of the form"),
-    ],
+    "lines",
+    [[], [VALIDATION] * 4, ["`pytest` | N=2 | pass"], [VALIDATION.replace("`pass`", "`ok`")]],
 )
-def test_pr_description_refuses_validation_lines_not_in_the_templates_form(lines, message):
-    with pytest.raises(ValueError, match=re.escape(message)):
-        table.pr_description(lines)
+def test_pr_description_refuses_validation_lines_not_in_the_templates_form(lines):
+    with pytest.raises(ValueError, match=re.escape("table-numbers: Validation must be 1-3 lines of the form")):
+        upstream_series.describe(TABLE_PR, lines)
