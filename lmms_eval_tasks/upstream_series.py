@@ -72,8 +72,7 @@ CHANGE_TYPES = ("Bug fix (non-breaking change)", "New feature", "New benchmark/t
 
 def describe(pr: PullRequest, validation: list[str]) -> str:
     """The commit message of ``pr``: its title, then upstream's pull-request template filled in (Summary at most three
-    bullets; Validation 1-3 lines ``\`<command>\` | sample size: \`N=<...>\` | key metrics: \`<...>\` | result: \`pass\```,
-    or :data:`NOT_RUN`).
+    bullets; Validation 1-3 lines of :data:`VALIDATION_LINE`'s form, or :data:`NOT_RUN`).
 
     Raises:
         ValueError: a part that does not fit the template (named).
