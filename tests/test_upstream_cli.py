@@ -53,10 +53,11 @@ def _site_packages(venv: Path) -> Path:
     return found
 
 
-def build_plugin_free_venv(venv: Path) -> Path:
+def build_plugin_free_venv(venv: Path, lmms_eval_wheel: bool = True) -> Path:
     """``venv`` with lmms-eval (pip, PyPI wheel, this environment's version, ``--no-deps``) and, through a ``.pth``
     line, a folder of links to this environment's other installed packages, leaving out lmms-eval and every file of
-    this plugin's distribution. Returns its site-packages.
+    this plugin's distribution. Returns its site-packages. ``lmms_eval_wheel=False``: no pip and no lmms-eval in it
+    (the caller puts an lmms-eval tree on ``PYTHONPATH``: tests/test_upstream_provider.py).
 
     Raises:
         pytest.fail.Exception: venv or pip failed (the output is in the message).
@@ -64,7 +65,7 @@ def build_plugin_free_venv(venv: Path) -> Path:
     from importlib.metadata import version
 
     base = getattr(sys, "_base_executable", sys.executable)
-    steps = [[base, "-m", "venv", str(venv)]]
+    steps = [[base, "-m", "venv", str(venv)] + ([] if lmms_eval_wheel else ["--without-pip"])]
     for step in steps:
         done = subprocess.run(step, capture_output=True, text=True, timeout=300)
         if done.returncode:
@@ -79,6 +80,8 @@ def build_plugin_free_venv(venv: Path) -> Path:
         (shared / name).symlink_to(entry)
     site = _site_packages(venv)
     (site / "plugin_free_shared_packages.pth").write_text(f"{shared}\n", encoding="utf-8")
+    if not lmms_eval_wheel:
+        return site
     pip = [str(venv / "bin/python"), "-m", "pip", "install", "--no-deps", f"lmms-eval=={version('lmms_eval')}"]
     done = subprocess.run(pip, capture_output=True, text=True, timeout=600)
     if done.returncode:
