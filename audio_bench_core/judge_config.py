@@ -52,7 +52,8 @@ class JudgeConfig:
             60 s ends the item's retries at once (named in the reason).
         max_consecutive_failures: circuit breaker: after this many failed API calls in a row (any error,
             counted per HTTP attempt, reset by any reply) a pass stops calling; 0 turns the breaker off.
-        cache_path: SQLite file of cached replies (default ``$LMMS_EVAL_AUDIO_PLUGIN_CACHE/judge/replies.sqlite3``).
+        cache_path: SQLite file of cached replies (default ``judge/replies.sqlite3`` in the cache root,
+            :func:`audio_bench_core.cache_dir`).
         max_calls: judge calls (HTTP attempts) the whole process may make, over every pass (None: no limit; 0: only
             the cache). Past it nothing is sent and the items left are judge_failed, kind ``budget``
             (:mod:`audio_bench_core.judge_budget`).

@@ -16,12 +16,12 @@ its whole shape, and the accounting in :meth:`AudioJudgeProvider.provenance`) by
 The endpoint, key and the other settings are the ``AUDIO_JUDGE_*`` variables (:class:`audio_bench_core.judge.JudgeConfig`);
 a ``ServerConfig`` passed explicitly sets the model, temperature and token limit. ``Response.content`` is the judge's
 final text (its reasoning removed); a call that failed is ``success=False`` with ``error_message`` naming the kind
-(``truncated: ...``, ``refusal: ...``, ...) and never raises. Registered by the plugin's entry point
+(``truncated: ...``, ``refusal: ...``, ...) and never raises. Importing this module registers the provider
 (:func:`register_judge_provider`).
 
-Our own judged tasks (MCGA S2TT and SEC, MMAC) reach the judge the same way: their judge pass
-(:func:`audio_bench_core.judge.judge_task`) makes its calls through :class:`LlmJudgeClient`, i.e. ``get_server`` of this
-provider, ``Request`` in, ``Response`` out.
+A judged task built on the shared judge pass (:func:`audio_bench_core.judge.judge_task`) reaches the judge the same way:
+the pass makes its calls through :class:`LlmJudgeClient`, i.e. ``get_server`` of this provider, ``Request`` in,
+``Response`` out.
 """
 
 from __future__ import annotations
@@ -136,9 +136,9 @@ class LlmJudgeClient:
         server_config = ServerConfig(model_name=config.model, temperature=config.temperature)
         self.server = get_server(PROVIDER_NAME, server_config)
         if not isinstance(self.server, AudioJudgeProvider):
-            # Another copy of this module registered the name last (the upstream export holds one copy per judged
-            # benchmark folder): the pass uses its own copy's provider, whose settings, replies, cache and budget are
-            # the classes it reads (a copy's JudgeConfig never equals ours).
+            # Another copy of this module (loaded under another name) registered the name last: the pass uses its own
+            # copy's provider, whose settings, replies, cache and budget are the classes it reads (a copy's JudgeConfig
+            # never equals ours).
             self.server = AudioJudgeProvider(server_config)
         if self.server.judge_config != config:
             differ = [f.name for f in dataclasses.fields(config) if getattr(config, f.name) != getattr(self.server.judge_config, f.name)]
@@ -172,8 +172,8 @@ class LlmJudgeClient:
 
 
 def register_judge_provider() -> None:
-    """Register :class:`AudioJudgeProvider` as ``llm_judge`` provider :data:`PROVIDER_NAME` (called by the plugin's entry
-    point; a second call replaces the entry with the same class)."""
+    """Register :class:`AudioJudgeProvider` as ``llm_judge`` provider :data:`PROVIDER_NAME` (done when this module is
+    imported; a second call replaces the entry with this module's class)."""
     ProviderFactory.register_provider(PROVIDER_NAME, AudioJudgeProvider)
 
 
