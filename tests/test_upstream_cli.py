@@ -65,7 +65,7 @@ def build_plugin_free_venv(venv: Path, lmms_eval_source: Path | None = None) -> 
     from importlib.metadata import version
 
     base = getattr(sys, "_base_executable", sys.executable)
-    steps = [[base, "-m", "venv", str(venv)] + ([] if lmms_eval_wheel else ["--without-pip"])]
+    steps = [[base, "-m", "venv", str(venv)] + ([] if lmms_eval_source is None else ["--without-pip"])]
     for step in steps:
         done = subprocess.run(step, capture_output=True, text=True, timeout=300)
         if done.returncode:
