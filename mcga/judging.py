@@ -45,6 +45,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Sequence
 
+from mcga.metrics import CER_LIBRARY, cer_from_edits, character_edits
 from mcga.normalize import normalize_for_cer, normalizer_signature
 
 _PROMPTS_FILE = Path(__file__).with_name("official_judge_prompts.json")
@@ -345,16 +346,12 @@ def sec_sentence_text(sentences_part: str) -> str:
 def official_sec_cer(asr: str, sentences_part: str) -> float:
     """CER (fraction, unrounded) of the SEC sentence texts against the gold transcript, per item, as the official script.
 
-    Both sides go through :func:`mcga.normalize.normalize_for_cer`, then ``jiwer.cer`` on the plain strings
-    (no space joining, unlike the ASR task); where jiwer raises (empty reference) the official value is 1.0.
+    Both sides go through :func:`mcga.normalize.normalize_for_cer`, then ``jiwer.cer`` on the plain strings (no space
+    joining, unlike the ASR task), counted by :func:`mcga.metrics.character_edits` (tests check it equals
+    ``jiwer.cer`` on the real rows); an empty reference gives jiwer's value, the number of inserted characters.
     """
-    import jiwer
-
     reference, hypothesis = normalize_for_cer(asr), normalize_for_cer(sec_sentence_text(sentences_part))
-    try:
-        return float(jiwer.cer(reference, hypothesis))
-    except ValueError:
-        return 1.0
+    return cer_from_edits(character_edits([reference], [hypothesis]))
 
 
 def official_sec_cer_percent(asr: str, sentences_part: str) -> float:
@@ -443,5 +440,5 @@ def judged_signature(task: str) -> str:
             f"split=replace(\\n\\n,\\n)+split(\\n,2); {reply}; official=[x/N]>first-int>0,sec_s+cer-text; "
             "strict=last-[x/N]-on-scale>one-int-on-scale,else=judge_failed; llm_c=sum(3 means)x10; cer_sentences=per-item-mean"
         )
-        libraries = f"{normalizer_signature()}|jiwer-{version('jiwer')}"
+        libraries = f"{normalizer_signature()}|{CER_LIBRARY}-{version(CER_LIBRARY)}"
     return f"mcga-judged:2|{task}|{rules}|prompts:{hashes}|{libraries}"

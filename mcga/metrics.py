@@ -37,6 +37,7 @@ from mcga.normalize import (
     normalize_for_cer,
     normalize_for_strict_cer,
     normalizer_signature,
+    opencc_converter,
     simplify_reply_against_reference,
 )
 
@@ -69,10 +70,10 @@ def character_edits(refs: Sequence[str], hyps: Sequence[str]) -> list[tuple[int,
 
     jiwer (``process_characters``, default transform: strip, then one token per character) aligns each pair with
     rapidfuzz's Levenshtein opcodes and counts S + D + I over H + S + D; the number of non-equal opcode positions
-    is the Levenshtein distance, so this calls ``rapidfuzz.distance.Levenshtein.distance`` (jiwer's own engine)
-    once per pair instead of building jiwer's alignment objects (13x slower per pair). Corpus CER is
-    ``sum(edits) / sum(reference characters)`` (:func:`_cer_percent_from_edits`); the tests check it equals
-    ``jiwer.cer`` on the release-shaped set and on random strings.
+    is the Levenshtein distance, so this calls an exact Levenshtein distance once per pair (rapidfuzz's, jiwer's own
+    engine; editdistance gives the same counts) instead of building jiwer's alignment objects (13x slower per
+    pair). Corpus CER is ``sum(edits) / sum(reference characters)`` (:func:`cer_from_edits`); the tests check it
+    equals ``jiwer.cer`` on the release-shaped set and on random strings.
 
     Raises:
         ValueError: lengths differ or the corpus is empty.
@@ -81,9 +82,8 @@ def character_edits(refs: Sequence[str], hyps: Sequence[str]) -> list[tuple[int,
         raise ValueError(f"{len(refs)} references but {len(hyps)} hypotheses")
     if not refs:
         raise ValueError("CER of an empty corpus is undefined")
-    from rapidfuzz.distance import Levenshtein
+    from rapidfuzz.distance.Levenshtein import distance
 
-    distance = Levenshtein.distance
     pairs = []
     for ref, hyp in zip(refs, hyps):
         ref, hyp = ref.strip(), hyp.strip()
@@ -91,11 +91,16 @@ def character_edits(refs: Sequence[str], hyps: Sequence[str]) -> list[tuple[int,
     return pairs
 
 
-def _cer_percent_from_edits(pairs: Sequence[tuple[int, int]]) -> float:
-    """Corpus CER in percent from :func:`character_edits`; jiwer's edge case kept: with no reference character at
-    all, jiwer returns the number of insertions (so 100 x that here)."""
+def cer_from_edits(pairs: Sequence[tuple[int, int]]) -> float:
+    """Corpus CER (a fraction) from :func:`character_edits`, as ``jiwer.cer`` returns it; jiwer's edge case kept:
+    with no reference character at all, jiwer returns the number of insertions."""
     edits, ref_chars = sum(p[0] for p in pairs), sum(p[1] for p in pairs)
-    return 100.0 * float(edits / ref_chars if ref_chars else edits)
+    return float(edits / ref_chars if ref_chars else edits)
+
+
+def _cer_percent_from_edits(pairs: Sequence[tuple[int, int]]) -> float:
+    """Corpus CER in percent from :func:`character_edits` (100 x :func:`cer_from_edits`)."""
+    return 100.0 * cer_from_edits(pairs)
 
 
 def _corpus_cer_percent(refs: Sequence[str], hyps: Sequence[str]) -> float:
@@ -312,13 +317,6 @@ def _first_character(match: re.Match) -> str:
     return match.group()[0]
 
 
-@lru_cache(maxsize=1)
-def _t2s():
-    import opencc
-
-    return opencc.OpenCC("t2s")
-
-
 def parse_mcq_options(question: str | None, letters: str = "ABCD") -> dict[str, str]:
     """The options of an SU/SR question as ``{letter: option text}`` (first occurrence of each letter).
 
@@ -335,7 +333,7 @@ def parse_mcq_options(question: str | None, letters: str = "ABCD") -> dict[str, 
 
 
 def _option_text_key(text: str) -> str:
-    return re.sub(r"[\W_]+", "", _t2s().convert(unicodedata.normalize("NFKC", text))).lower()
+    return re.sub(r"[\W_]+", "", opencc_converter("t2s").convert(unicodedata.normalize("NFKC", text))).lower()
 
 
 def _letter_from_option_text(text: str, options: dict[str, str]) -> str | None:
@@ -452,7 +450,7 @@ def strict_mcq_reading(prediction: str | None, letters: str = "ABCD", options: d
     """
     if not prediction:
         return StrictReading(None, "no_letter")
-    converted = _t2s().convert(unicodedata.normalize("NFKC", str(prediction))).strip()
+    converted = opencc_converter("t2s").convert(unicodedata.normalize("NFKC", str(prediction))).strip()
     # Every run of whitespace kept as its first character: the rules read \s* and \s+ only, so what they find is the
     # same, and adjacent \s* can no longer backtrack over a long run ("答案" + 250 spaces took minutes; now linear).
     converted = _WHITESPACE_RUN.sub(_first_character, converted)
@@ -508,6 +506,8 @@ def cross_modal_consistency(sqa: float, qa: float, su: float, lu: float, sr: flo
 #: \boxed{X} and calls a hedged answer ambiguous. 5: strict MC reads a letter in any script's quotes/brackets, LaTeX
 #: math or backticks, and a concluding statement (the one option a final clause affirms).
 SCORING_VERSION = "5"
+#: The library whose CER the signatures name (:func:`character_edits` counts edits as it does), with its version.
+CER_LIBRARY = "jiwer"
 _RULES = {
     "asr": "cer_official=after-last-sep+first100+space-joined-corpus; cer_strict=whole-output+char-corpus+ref-as-written+reply-t2s-except-ref-chars; both=reasoning-removed+answer-tags-read",
     "sqa": "f1_official=strip-punct+lower+containment-else-bag-f1; reasoning-removed+answer-tags-read",
@@ -528,5 +528,5 @@ def task_signature(task: str) -> str:
     """
     parts = [f"mcga-scoring:{SCORING_VERSION}", _RULES[task]]
     if task == "asr":
-        parts += [normalizer_signature(), f"jiwer-{version('jiwer')}"]
+        parts += [normalizer_signature(), f"{CER_LIBRARY}-{version(CER_LIBRARY)}"]
     return "|".join(parts + ["unit:percent"])

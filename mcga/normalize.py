@@ -7,7 +7,8 @@ Steps, applied identically to reference and hypothesis:
 3. Whisper's ``BasicTextNormalizer`` (lower-case; drop ``[..]``/``<..>`` and ``(..)`` spans; every Unicode
    mark, symbol or punctuation character becomes a space; NFKC). We use the ``whisper-normalizer`` package,
    a standalone copy of ``whisper.normalizers`` (openai-whisper), instead of openai-whisper itself, which
-   would pull in torch/triton only for this function; tests pin it to outputs of the official code;
+   would pull in torch/triton only for this function (lmms-eval's vendored copy, ``tasks/librispeech/
+   whisper_normalizer``, gives the same strings); tests pin it to outputs of the official code;
 4. remove all whitespace.
 
 Both normalisers are pure functions of their input string, so their results are memoised per distinct string
@@ -33,11 +34,31 @@ _WHITESPACE = re.compile(r"\s+")
 NORMALISED_CACHE_SIZE = 1 << 16
 
 
-@lru_cache(maxsize=1)
-def _t2s():
-    import opencc
+#: Distribution of the ``BasicTextNormalizer`` behind step 3, named with its version in :func:`normalizer_signature`.
+WHISPER_BASIC_DISTRIBUTION = "whisper-normalizer"
+#: Why OpenCC is needed, in the error raised where it is not installed.
+OPENCC_MISSING = (
+    "the official MCGA CER converts traditional to simplified characters with OpenCC's t2s tables: pip install opencc "
+    "(zhconv, lmms-eval's converter, uses other tables and gives other numbers)"
+)
 
-    return opencc.OpenCC("t2s")
+
+@lru_cache(maxsize=None)
+def opencc_converter(config: str):
+    """The OpenCC converter of ``config`` (``"t2s"``, ``"jp2t"``, ...), imported on first use.
+
+    Raises:
+        ModuleNotFoundError: ``opencc`` is not installed (:data:`OPENCC_MISSING`).
+    """
+    try:
+        import opencc
+    except ModuleNotFoundError as error:
+        raise ModuleNotFoundError(OPENCC_MISSING) from error
+    return opencc.OpenCC(config)
+
+
+def _t2s():
+    return opencc_converter("t2s")
 
 
 @lru_cache(maxsize=1)
@@ -206,17 +227,10 @@ def variant_forms(character: str) -> tuple[str, ...]:
         return ()
     forms = []
     for config in VARIANT_CONFIGS:
-        form = _t2s().convert(_opencc(config).convert(character))
+        form = _t2s().convert(opencc_converter(config).convert(character))
         if len(form) == 1 and form != character and form not in forms:
             forms.append(form)
     return tuple(forms)
-
-
-@lru_cache(maxsize=None)
-def _opencc(config: str):
-    import opencc
-
-    return opencc.OpenCC(config)
 
 
 def _package_version(name: str) -> str:
@@ -233,7 +247,7 @@ def normalizer_signature() -> str:
     reply characters not in the reference converted by ``t2s``, :func:`simplify_reply_against_reference`).
     """
     versions = f"opencc-{_package_version('opencc')}"
-    basic = f"whisper-basic(whisper-normalizer-{_package_version('whisper-normalizer')})"
+    basic = f"whisper-basic({WHISPER_BASIC_DISTRIBUTION}-{_package_version(WHISPER_BASIC_DISTRIBUTION)})"
     return (
         f"norm:t2s({versions})+fullwidth+{basic}+nospace|strict-norm:fullwidth+{basic}+nospace+ref-as-written+reply-t2s-except-ref-chars"
         f"+non-gb2312-variants({'/'.join(VARIANT_CONFIGS)})-to-ref-chars"
