@@ -219,6 +219,45 @@ def rewrite_imports(source: str, module: Module, modules: dict[str, Module]) -> 
     return data.decode("utf-8")
 
 
+#: Third-party imports the export points at what lmms-eval already has, each proven to give the same numbers on the
+#: MCGA rows, the PARSA sample and hostile strings (tests/test_upstream_equivalents.py): ``{our module: (upstream's
+#: module, {our name: upstream's name})}``; a name not listed is an error. Not swapped, with the first differing
+#: input: OpenCC ``t2s`` -> zhconv (:data:`WHY`).
+UPSTREAM_EQUIVALENTS = {
+    "whisper_normalizer.basic": ("lmms_eval.tasks.librispeech.whisper_normalizer.basic", {"BasicTextNormalizer": "BasicTextNormalizer"}),
+    "rapidfuzz.distance.Levenshtein": ("editdistance", {"distance": "eval"}),
+}
+#: Module constants naming the distribution a result signature carries, set to the one the export uses instead.
+EQUIVALENT_CONSTANTS = {"mcga.normalize": {"WHISPER_BASIC_DISTRIBUTION": "lmms_eval"}, "mcga.metrics": {"CER_LIBRARY": "editdistance"}}
+
+
+def use_upstream_equivalents(source: str, filename: str) -> str:
+    """``source`` with every ``from <module> import <name> [as <alias>]`` of a :data:`UPSTREAM_EQUIVALENTS` module
+    (anywhere in the file) importing upstream's module and name instead, under the name the code uses.
+
+    Raises:
+        ExportError: ``import <module>`` of such a module, or a name the table does not map.
+    """
+    starts = [0]
+    for line in source.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line.encode("utf-8")))  # ast offsets count UTF-8 bytes
+    edits = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if isinstance(node, ast.Import) and any(alias.name in UPSTREAM_EQUIVALENTS for alias in node.names):
+            raise ExportError(f"{filename}:{node.lineno}: `import` of a module the export replaces by upstream's; write `from <module> import <name>`")
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module in UPSTREAM_EQUIVALENTS:
+            target, names = UPSTREAM_EQUIVALENTS[node.module]
+            unknown = [alias.name for alias in node.names if alias.name not in names]
+            if unknown:
+                raise ExportError(f"{filename}:{node.lineno}: {node.module}.{unknown[0]} has no proven upstream equivalent (UPSTREAM_EQUIVALENTS)")
+            clause = ", ".join(names[a.name] + (f" as {a.asname or a.name}" if (a.asname or a.name) != names[a.name] else "") for a in node.names)
+            edits.append((starts[node.lineno - 1] + node.col_offset, starts[node.end_lineno - 1] + node.end_col_offset, f"from {target} import {clause}".encode()))
+    data = source.encode("utf-8")
+    for start, end, text in sorted(edits, reverse=True):
+        data = data[:start] + text + data[end:]
+    return data.decode("utf-8")
+
+
 def set_constant(source: str, name: str, value: str, filename: str) -> str:
     """``source`` with the module-level string constant ``name = "..."`` set to ``value`` (the literal rewritten in place).
 
@@ -384,13 +423,15 @@ GUARDED_IMPORTS = {"comet": "parsa.metrics.comet_unavailable_reason"}
 
 
 def _is_optional(node: ast.AST, parents: dict) -> bool:
-    """True when an import sits in a ``try`` whose handlers catch ``ImportError`` (the code runs without it)."""
+    """True when an import sits in a ``try`` whose handlers catch ``ImportError`` and go on (the code runs without
+    it); a handler that raises (a clearer message naming the package) leaves the import required."""
     while node in parents:
         node = parents[node]
         if isinstance(node, ast.Try):
-            names = {ast.unparse(h.type) for h in node.handlers if h.type is not None}
-            if {"ImportError", "ModuleNotFoundError"} & {n.strip("()") for name in names for n in name.split(", ")}:
-                return True
+            for handler in node.handlers:
+                caught = {n.strip("()") for n in ast.unparse(handler.type).split(", ")} if handler.type is not None else set()
+                if {"ImportError", "ModuleNotFoundError"} & caught and not isinstance(handler.body[-1], ast.Raise):
+                    return True
     return False
 
 
@@ -462,11 +503,8 @@ def extra_dependencies(sources: list[str]) -> list[tuple[str, str]]:
 
 #: Why the exported code needs a distribution lmms-eval does not declare (README, 'Dependencies').
 WHY = {
-    "opencc": "the official MCGA scorer converts traditional to simplified characters with OpenCC `t2s`; zhconv (in lmms-eval's `audio` extra) uses other tables, and the strict CER also needs OpenCC's variant tables (`jp2t`, `tw2t`, `hk2t`), which zhconv lacks",
-    "whisper-normalizer": "the official MCGA scorer's `BasicTextNormalizer`; the exported normaliser is a linear-time reimplementation checked against it, and the result signature names its version. lmms-eval's vendored copy (`tasks/librispeech/whisper_normalizer/basic.py`) has the same defaults, so a maintainer may point the one import at it instead (the signature then loses the version)",
-    "jiwer": "WER and CER computed as jiwer does (the MCGA official scorer uses jiwer); lmms-eval's ASR tasks use editdistance, whose distances are the same",
-    "rapidfuzz": "jiwer's Levenshtein engine, called directly for per-item edit counts (13x faster than jiwer's alignment objects); installed with jiwer",
-    "json-repair": "PARSA answers are JSON that models often write nearly right (unescaped inner quotes, truncation, comments): a maintained repairer reads them, and each repair is counted (`repaired_json`)",
+    "opencc": "the official MCGA scorer converts traditional to simplified characters with OpenCC `t2s` (imported lazily: the error names the package); zhconv (in lmms-eval's `audio` extra) agrees on every MCGA sample row but uses other tables: 512 characters of U+4E00-U+9FFF differ (the first U+4E23 丣, zhconv 卯) and phrases such as 傢俱 (OpenCC 家具, zhconv 家俱: an official CER of 0 becomes 50%), so it is not swapped; the strict CER also needs OpenCC's variant tables (`jp2t`, `tw2t`, `hk2t`), which zhconv lacks",
+    "json-repair": "PARSA answers are JSON that models often write nearly right (unescaped inner quotes, truncation, comments): a maintained repairer reads them, and each repair is counted (`repaired_json`); lmms-eval has no JSON repairer to use instead (no task imports one)",
     "soxr": "16 kHz resampling bit-identical to `librosa.resample`'s default without importing librosa (2 s, 200 MB); librosa, in the `audio` extra, depends on it",
     "scipy": "binomial tests, ranks and Friedman/Kendall statistics (confidence intervals, judge agreement); installed with scikit-learn",
     "pandas": "reading parquet releases (PARSA-Bench's hub layout)",
@@ -515,7 +553,10 @@ def module_files(modules: dict[str, Module], root: Path, files: dict[Path, str |
     sources = []
     for module in modules.values():
         source = module.path.read_text(encoding="utf-8")
+        source = use_upstream_equivalents(source, str(module.path))
         rewritten = rewrite_prose(rewrite_imports(source, module, modules))
+        for name, value in EQUIVALENT_CONSTANTS.get(module.name, {}).items():
+            rewritten = set_constant(rewritten, name, value, str(module.path))
         if spec and module.name == f"{spec.name}.data":  # no sample in the export: an unset data variable means the hub (or is an error)
             rewritten = set_constant(rewritten, "UNSET_DATA_DIR", spec.unset_data, str(module.path))
         if module.name == SHARED_PACKAGES[0]:

@@ -203,7 +203,7 @@ SERIES = (
          "`RESULTS.md`: the official scorer's figures beside this task's on the same outputs."),
         ("`lmms_eval/tasks/mcga/` (YAML, `utils.py`, the scoring modules and the official prompts)", "shared helpers in `lmms_eval/tasks/_task_utils/audio_bench/`", "`test/eval/test_mcga.py`", "a line in `docs/advanced/current_tasks.md`"),
         ("The data upload to the hub (`make_hub_dataset.py` writes the layout).", "The judge provider itself (its own pull request, which this one builds on)."),
-        ("New dependencies for the official CER: `opencc` (lazy import, the error names the package), `jiwer`, `whisper-normalizer`; see the folder's README.",),
+        ("One new dependency, for the official CER: `opencc` (lazy import, the error names the package; zhconv gives other numbers). Edit distances use `editdistance` and the Whisper normaliser is lmms-eval's vendored copy, both checked equal on the MCGA rows; see the folder's README.",),
         "New benchmark/task", ("test/eval/test_mcga.py",), write_mcga,
     ),
     PullRequest(
