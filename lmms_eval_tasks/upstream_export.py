@@ -221,8 +221,9 @@ def rewrite_imports(source: str, module: Module, modules: dict[str, Module]) -> 
 
 #: Third-party imports the export points at what lmms-eval already has, each proven to give the same numbers on the
 #: MCGA rows, the PARSA sample and hostile strings (tests/test_upstream_equivalents.py): ``{our module: (upstream's
-#: module, {our name: upstream's name})}``; a name not listed is an error. Not swapped, with the first differing
-#: input: OpenCC ``t2s`` -> zhconv (:data:`WHY`).
+#: module, {our name: upstream's name})}``; a name not listed is an error. Not swapped (they differ; first differing
+#: input in the tests): OpenCC ``t2s`` -> zhconv (:data:`WHY`); our reasoning split -> ``strip_reasoning_tags``
+#: (the real reply ``" B "`` becomes ``"B"``; an unclosed ``<think>`` draft passes through as the answer).
 UPSTREAM_EQUIVALENTS = {
     "whisper_normalizer.basic": ("lmms_eval.tasks.librispeech.whisper_normalizer.basic", {"BasicTextNormalizer": "BasicTextNormalizer"}),
     "rapidfuzz.distance.Levenshtein": ("editdistance", {"distance": "eval"}),

@@ -203,6 +203,22 @@ def test_zhconv_is_not_opencc_t2s_so_the_official_cer_keeps_opencc():
     assert metrics._corpus_cer_percent(["家具"], [zhconv.convert("傢俱", "zh-cn")]) == 50.0
 
 
+# ------------------------------------------------------------------ not swapped: our reasoning split -> upstream's
+def test_upstreams_reasoning_tag_stripping_is_not_our_split(upstream_module):
+    """lmms-eval strips closed ``--reasoning_tags`` blocks (by default ``<think>``, ``<analysis>``) and then the
+    whole text; our split keeps a reply without reasoning as it is, reads more spellings and counts an unclosed
+    draft as unfinished (no answer) where lmms-eval passes the draft through. First differing real row: ``" B "``."""
+    from audio_bench_core.reasoning import split_reasoning
+
+    strip = upstream_module("lmms_eval/api/reasoning.py").strip_reasoning_tags
+    tags = [["<think>", "</think>"], ["<analysis>", "</analysis>"]]  # lmms-eval's CLI default
+    differing = [s for s in corpus() if strip(s, tags) != split_reasoning(s).answer]
+    assert differing[0] == " B " and (strip(" B ", tags), split_reasoning(" B ").answer) == ("B", " B ")
+    assert strip("<think>it is B", tags) == "<think>it is B" and split_reasoning("<think>it is B").answer == ""
+    assert strip("<THINK>B</THINK>A", tags) == "<THINK>B</THINK>A" and split_reasoning("<THINK>B</THINK>A").answer == "A"
+    assert strip("<think>B</think>A", tags) == split_reasoning("<think>B</think>A").answer == "A"
+
+
 # ------------------------------------------------------------------ OpenCC stays, imported lazily with a clear message
 def test_opencc_is_imported_only_inside_functions_and_its_absence_names_the_package(monkeypatch):
     import ast
