@@ -297,7 +297,7 @@ def write_series(root: str | Path, prefix: str = "audio-bench/", python: str | N
             if pr.branch == "mcga":
                 rows = mcga_results_rows()
                 equal = all(abs(official - ours) < 1e-9 for _, _, official, ours in rows)
-                validation.append(f"RESULTS.md, official `eval/eval_model.py` vs this task on the same outputs | sample size: `N={sum(n for _, n, _, _ in rows)} items` | key metrics: `{'; '.join(f'{name} {ours:.2f}' for name, _, _, ours in rows)}` | result: `{'pass' if equal else 'fail'}`")
+                validation.append(f"`RESULTS.md: the official eval/eval_model.py beside this task on the same outputs` | sample size: `N={sum(n for _, n, _, _ in rows)} items` | key metrics: `{'; '.join(f'{name} {ours:.2f}' for name, _, _, ours in rows)}` | result: `{'pass' if equal else 'fail'}`")
             git(root, "commit", "-q", "-m", describe(pr, validation))
             stats = [line.split("\t") for line in git(root, "diff", "--numstat", base, "HEAD").splitlines()]
             results.append(BranchResult(prefix + pr.branch, base, len(stats), sum(int(a) for a, _, _ in stats if a != "-"), sum(int(r) for _, r, _ in stats if r != "-"), validation, passed))
