@@ -550,19 +550,11 @@ def _checked_audio_bytes(row: _Row, payload: bytes, name: str) -> Path:
 
 
 def _cached_audio_bytes(payload: bytes, name: str) -> Path:
-    """Embedded bytes written once to the cache, named by their SHA-1 and by the container their bytes hold
-    (:func:`audio_bench_core.audio.container_format`; the struct's file name only when the bytes are not readable
-    audio, which the check then reports): MP3 bytes with no name, or under a ``.wav`` name, become ``<sha1>.mp3``."""
-    from audio_bench_core.audio import CONTAINER_SUFFIXES, container_format
+    """Embedded bytes written once to :func:`audio_cache_dir` (:func:`audio_bench_core.audio.audio_bytes_file`: named by
+    their SHA-1 and the container their bytes hold; MP3 bytes with no name, or under a ``.wav`` name, become ``<sha1>.mp3``)."""
+    from audio_bench_core.audio import audio_bytes_file
 
-    suffix = CONTAINER_SUFFIXES.get(container_format(payload) or "", Path(name).suffix.lower() or ".bin")
-    target = audio_cache_dir() / f"{hashlib.sha1(payload).hexdigest()}{suffix}"
-    if not target.is_file():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        partial.write_bytes(payload)
-        os.replace(partial, target)  # atomic: concurrent ranks never see a half-written file
-    return target
+    return audio_bytes_file(payload, name, audio_cache_dir())
 
 
 def _list_cell(row: _Row, raw, rule: str, items: str, key: str) -> list:
