@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib
 import re
 import shutil
 import sys
@@ -298,6 +299,18 @@ _PER_MODEL_KEYS = ("lmms_eval_specific_kwargs", "model_specific_generation_kwarg
 _LOCAL_BUILDERS = ("json", "csv", "parquet")
 
 
+def hub_configs(benchmark: str) -> dict[str, str]:
+    """``{lmms-eval task: hub config}`` of a benchmark's hub layout, ``<benchmark>.hub_dataset.HUB_CONFIGS`` (``{}`` for a
+    benchmark without one: MMAC, unreleased)."""
+    try:
+        module = importlib.import_module(f"{benchmark}.hub_dataset")
+    except ModuleNotFoundError as error:
+        if error.name != f"{benchmark}.hub_dataset":
+            raise
+        return {}
+    return dict(module.HUB_CONFIGS)
+
+
 def export_yaml(config: dict, path: Path, spec: Benchmark, hooks: str, modules: dict[str, Module], reexports: dict[str, str]) -> dict:
     """The exported form of one task YAML (see the module docstring); ``reexports`` collects the shared functions
     ``utils.py`` must name (``{function: exported module}``).
@@ -344,6 +357,11 @@ def export_yaml(config: dict, path: Path, spec: Benchmark, hooks: str, modules: 
         out["dataset_kwargs"] = kwargs
     else:
         out.pop("dataset_kwargs", None)
+    hub_config = hub_configs(spec.name).get(out.get("task"))
+    if hub_config is not None:  # the task's config of the hub layout, before process_docs, which reads it
+        keys = list(out)
+        at = keys.index("process_docs") if "process_docs" in keys else len(keys)
+        out = {**{k: out[k] for k in keys[:at]}, "dataset_name": hub_config, **{k: out[k] for k in keys[at:]}}
     if "dataset_path" in out:  # keep lmms-eval's usual key order: data first
         out = {"dataset_path": out.pop("dataset_path"), **({"dataset_kwargs": out.pop("dataset_kwargs")} if "dataset_kwargs" in out else {}), **out}
     return out
