@@ -13,14 +13,20 @@ import pytest
 from audio_bench_core.audio import audio_for_model
 from mcga import data as mcga_data
 from mcga import hub_dataset as mcga_hub
+from parsa import data as parsa_data
+from tests.conftest import ROOT
 
 datasets = pytest.importorskip("datasets")
 
 
 @pytest.fixture
 def offline(tmp_path, monkeypatch):
-    """cwd = tmp_path (where ``load_dataset("owner/name")`` finds ``tmp_path/owner/name``), no hub, caches under tmp_path."""
+    """cwd = tmp_path (where ``load_dataset("owner/name")`` finds ``tmp_path/owner/name``), no hub, caches under tmp_path.
+
+    ``datasets`` reads ``HF_DATASETS_CACHE`` once, when imported, and keys a local folder's cache by the folder's name, not
+    its content: without its own cache a test would read an earlier test's copy of ``yxdu/MCGA``."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf")
     for name, value in (("HF_HUB_OFFLINE", "1"), ("HF_DATASETS_OFFLINE", "1"), ("HF_DATASETS_CACHE", str(tmp_path / "hf")), ("LMMS_EVAL_AUDIO_PLUGIN_CACHE", str(tmp_path / "cache"))):
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("MCGA_DATA_DIR", raising=False)
@@ -108,3 +114,105 @@ def test_mcga_rows_from_hub_refuses_bad_hub_rows(mcga_copy):
         mcga_data.rows_from_hub(datasets.Dataset.from_list(no_gold, features=loaded.features), "sr")
     with pytest.raises(mcga_data.MCGADataError, match=r"no Audio column 'audio'"):
         mcga_data.rows_from_hub(datasets.Dataset.from_list([{"id": "1", "audio": "a.wav"}]), "sr")
+
+
+# ------------------------------------------------------------------------------------------------------ PARSA-Bench
+@pytest.fixture
+def parsa_copy(offline):
+    """``tmp_path/MohammadJRanjbar/PARSA-Bench`` made from the shipped sample by ``python -m parsa.hub_dataset``."""
+    from parsa import hub_dataset as parsa_hub
+
+    folder = offline / "MohammadJRanjbar" / "PARSA-Bench"
+    assert parsa_hub.main([str(parsa_data.SAMPLE_DATA_DIR), str(folder)]) == 0
+    return folder
+
+
+def _parsa_release_dataset(task):
+    """What the plugin's YAML has lmms-eval load: the sample's CSV through the csv builder."""
+    folder = parsa_data.column_map()[task]["folder"]
+    return datasets.load_dataset("csv", data_files={"test": str(parsa_data.SAMPLE_DATA_DIR / folder / f"{folder}.csv")}, split="test")
+
+
+def test_parsa_layout_configs_and_columns(parsa_copy):
+    from parsa import hub_dataset as parsa_hub
+    from parsa.tasks import TASKS
+
+    card = (parsa_copy / "README.md").read_text(encoding="utf-8")
+    assert [line.split(": ")[1] for line in card.splitlines() if line.startswith("- config_name")] == list(TASKS) and len(TASKS) == 16
+    sabk = datasets.load_dataset("MohammadJRanjbar/PARSA-Bench", "sabk", split="test", token=True)  # the exported YAML's token: True
+    assert sabk.column_names == ["id", "audio", "transcript", "answer", "question", "options", "source"] and isinstance(sabk.features["audio"], datasets.Audio)
+    assert sabk[0]["audio"]["path"] == "Poetry-Vazn/Audios/vazn_01.wav"  # the sample's ../Poetry-Vazn/Audios/vazn_01.wav, relative to the release root
+    groups = ("parsa_speech_understanding", "parsa_paralinguistic", "parsa_cultural")
+    yaml_tasks = sorted(p.stem for p in (ROOT / "lmms_eval_tasks/parsa").glob("parsa_*.yaml") if p.stem not in groups)
+    assert sorted(parsa_hub.HUB_CONFIGS) == yaml_tasks and parsa_hub.HUB_CONFIGS["parsa_rc_tiny_fewshot"] == "rc_tiny"
+
+
+@pytest.mark.parametrize("task,setting", [("asr", "audio"), ("ner", "text"), ("mcqa", "fewshot"), ("sabk", "audio_ref"), ("music", "cot"), ("intent", "audio")])
+def test_parsa_process_docs_hub_equals_release(parsa_copy, task, setting):
+    from lmms_eval_tasks.parsa import hooks
+
+    hub_docs = list(hooks._load_docs(task, setting, datasets.load_dataset("MohammadJRanjbar/PARSA-Bench", task, split="test", token=True)))
+    release_docs = list(hooks._load_docs(task, setting, _parsa_release_dataset(task)))
+    assert {d[hooks.SOURCE_FIELD] for d in hub_docs} == {parsa_data.HUB_LAYOUT_SOURCE}
+    assert {d[hooks.SOURCE_FIELD] for d in release_docs} == {parsa_data.data_source()}
+
+    def plain(doc):
+        demos = [{k: v for k, v in demo.items() if k != "audio_path"} for demo in json.loads(doc[hooks.DEMOS_FIELD])]
+        return {**{k: v for k, v in doc.items() if k not in ("audio_path", hooks.SOURCE_FIELD, hooks.DEMOS_FIELD)}, "demos": demos}
+
+    assert [plain(d) for d in hub_docs] == [plain(d) for d in release_docs]
+    assert [d["id"] for d in hub_docs] == [str(i) for i in _parsa_release_dataset(task)["id"]]
+    for hub, release in zip(hub_docs, release_docs):
+        ours, theirs = audio_for_model(hub["audio_path"], "array", None), audio_for_model(release["audio_path"], "array", None)
+        assert ours["sampling_rate"] == theirs["sampling_rate"] == 16000
+        np.testing.assert_allclose(ours["array"], theirs["array"], atol=1e-7)
+        chat = {"chat_audio": "data_uri", "max_audio_seconds": None}
+        assert hooks.parsa_doc_to_messages(hub, chat) == hooks.parsa_doc_to_messages(release, chat)
+
+
+def test_parsa_hub_dataset_refuses_a_bad_row(offline, capsys):
+    from parsa import hub_dataset as parsa_hub
+
+    release = offline / "release"
+    shutil.copytree(parsa_data.SAMPLE_DATA_DIR, release)
+    path = release / "Intent-Classification" / "Intent-Classification.csv"
+    text = path.read_text(encoding="utf-8")
+    first = text.splitlines()[1]
+    path.write_text(text.replace(first, first.rsplit(",", 1)[0] + ",no_such_intent"), encoding="utf-8")
+    assert parsa_hub.main([str(release), str(offline / "out")]) == 1
+    error = capsys.readouterr().err
+    assert f"Intent-Classification.csv row 1 (id {first.split(',')[0]!r}): gold label 'no_such_intent' is not one of the task's labels" in error
+    assert not (offline / "out").exists()
+
+
+def test_parsa_rows_from_hub_refuses_bad_hub_rows(parsa_copy):
+    loaded = datasets.load_dataset("MohammadJRanjbar/PARSA-Bench", "vazn", split="test", token=True)
+    stored = loaded.cast_column("audio", datasets.Audio(decode=False)).to_list()
+    bad = [dict(r) for r in stored]
+    bad[1]["audio"] = {"bytes": b"RIFF not a wav", "path": "x.wav"}
+    with pytest.raises(parsa_data.PARSADataError, match=rf"hub dataset MohammadJRanjbar/PARSA-Bench config 'vazn' row 2 \(id '{stored[1]['id']}'\): embedded audio bytes in column 'audio' \(14 bytes, file name 'x.wav'\) are not readable audio"):
+        parsa_data.rows_from_hub(datasets.Dataset.from_list(bad, features=loaded.features), "vazn")
+    out_of_range = [{**r, "answer": "11"} if n == 2 else r for n, r in enumerate(stored)]
+    with pytest.raises(parsa_data.PARSADataError, match=r"row 3 .*gold option '11' is out of range: the row has 10 options"):
+        parsa_data.rows_from_hub(datasets.Dataset.from_list(out_of_range, features=loaded.features), "vazn")
+    duplicate = [{**r, "id": stored[0]["id"]} if n == 4 else r for n, r in enumerate(stored)]
+    with pytest.raises(parsa_data.PARSADataError, match=rf"row 5 .*duplicate id '{stored[0]['id']}', first seen at hub dataset MohammadJRanjbar/PARSA-Bench config 'vazn' row 1"):
+        parsa_data.rows_from_hub(datasets.Dataset.from_list(duplicate, features=loaded.features), "vazn")
+
+
+# ------------------------------------------------------------------------------------------------------ the exporter
+@pytest.mark.parametrize("benchmark", ["mcga", "parsa"])
+def test_exported_task_yaml_names_its_hub_config(benchmark):
+    from lmms_eval_tasks import upstream_export as ex
+
+    closure, configs = ex.module_closure(benchmark), ex.hub_configs(benchmark)
+    seen = set()
+    for path in sorted((ex.TASKS_DIR / benchmark).glob(f"{benchmark}_*.yaml")):
+        config = ex.read_yaml(path)
+        if "task" not in config or "process_docs" not in config:
+            continue  # groups
+        out = ex.export_yaml(config, path, ex.BENCHMARKS[benchmark], f"lmms_eval_tasks.{benchmark}.hooks", closure, {})
+        assert out["dataset_name"] == configs[config["task"]] and "data_files" not in (out.get("dataset_kwargs") or {}), path
+        assert list(out).index("dataset_name") == list(out).index("process_docs") - 1
+        seen.add(config["task"])
+    assert seen == set(configs) and ex.hub_configs("mmac") == {}
