@@ -357,7 +357,7 @@ def export_yaml(config: dict, path: Path, spec: Benchmark, hooks: str, modules: 
         out["dataset_kwargs"] = kwargs
     else:
         out.pop("dataset_kwargs", None)
-    hub_config = hub_configs(spec.name).get(out.get("task"))
+    hub_config = hub_configs(spec.name).get(out["task"]) if isinstance(out.get("task"), str) else None  # a group's task is a list
     if hub_config is not None:  # the task's config of the hub layout, before process_docs, which reads it
         keys = list(out)
         at = keys.index("process_docs") if "process_docs" in keys else len(keys)

@@ -209,10 +209,71 @@ def test_exported_task_yaml_names_its_hub_config(benchmark):
     seen = set()
     for path in sorted((ex.TASKS_DIR / benchmark).glob(f"{benchmark}_*.yaml")):
         config = ex.read_yaml(path)
-        if "task" not in config or "process_docs" not in config:
-            continue  # groups
         out = ex.export_yaml(config, path, ex.BENCHMARKS[benchmark], f"lmms_eval_tasks.{benchmark}.hooks", closure, {})
+        if isinstance(config["task"], list):  # a group: no data of its own
+            assert "dataset_name" not in out, path
+            continue
         assert out["dataset_name"] == configs[config["task"]] and "data_files" not in (out.get("dataset_kwargs") or {}), path
         assert list(out).index("dataset_name") == list(out).index("process_docs") - 1
         seen.add(config["task"])
     assert seen == set(configs) and ex.hub_configs("mmac") == {}
+
+
+#: Run in a subprocess (its own lmms-eval task registry), cwd = the folder holding the hub copies: the exported task
+#: folders found as ``lmms_eval.tasks.<benchmark>`` (argv[1] put first on that package's path, as if written into the
+#: checkout), loaded by lmms-eval's TaskManager from their YAML as exported; prints each task's documents and clip.
+LMMS_EVAL_LOADS = """
+import json, sys
+import numpy as np
+import lmms_eval.tasks
+lmms_eval.tasks.__path__.insert(0, sys.argv[1])
+from lmms_eval.tasks import TaskManager, get_task_dict
+manager = TaskManager(include_path=[f"{sys.argv[1]}/mcga", f"{sys.argv[1]}/parsa"], include_defaults=False)
+out = {}
+for name, task in get_task_dict(["mcga_asr", "parsa_vazn"], manager).items():
+    docs = list(task.test_docs())
+    [clip] = task.doc_to_visual(docs[0])
+    out[name] = {"loader": type(task.config.process_docs).__module__, "path": task.config.dataset_path, "config": task.config.dataset_name,
+                 "docs": [{k: v for k, v in d.items() if k != "audio_path"} for d in docs],
+                 "clip": [int(clip["sampling_rate"]), len(clip["array"]), float(np.asarray(clip["array"], dtype=np.float64).sum())]}
+print("RESULT " + json.dumps(out, ensure_ascii=False))
+"""
+
+
+def test_lmms_eval_loads_the_exported_tasks_from_the_hub_copies(offline):
+    """``mcga_asr`` and ``parsa_vazn`` exported, their YAML unchanged, loaded by lmms-eval offline from the hub copies:
+    the documents are the plugin's on the release layout, the first clip the same samples."""
+    import os
+    import subprocess
+    import sys
+
+    from lmms_eval_tasks import upstream_export as ex
+    from lmms_eval_tasks.mcga import hooks as mcga_hooks
+    from lmms_eval_tasks.parsa import hooks as parsa_hooks
+    from parsa import hub_dataset as parsa_hub
+
+    (offline / "checkout/lmms_eval/tasks").mkdir(parents=True)
+    (offline / "checkout/lmms_eval/tasks/__init__.py").write_text("")
+    for benchmark in ("mcga", "parsa"):
+        ex.export_benchmark(benchmark, offline / "checkout", tests_dir=offline / "checkout/test")
+    assert mcga_hub.main([str(mcga_data.SAMPLE_DATA_DIR), "yxdu/MCGA"]) == 0
+    assert parsa_hub.main([str(parsa_data.SAMPLE_DATA_DIR), "MohammadJRanjbar/PARSA-Bench"]) == 0
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MCGA_DATA_DIR", "PARSA_DATA_DIR")}
+    env["HF_DATASETS_CACHE"] = str(offline / "hf_subprocess")
+    run = subprocess.run([sys.executable, "-c", LMMS_EVAL_LOADS, str(offline / "checkout/lmms_eval/tasks")], cwd=offline, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = json.loads(next(line for line in run.stdout.splitlines() if line.startswith("RESULT "))[len("RESULT "):])
+    mcga, parsa = result["mcga_asr"], result["parsa_vazn"]
+    assert (mcga["loader"], mcga["path"], mcga["config"]) == ("lmms_eval.tasks.mcga.shared.data_identity", "yxdu/MCGA", "asr")
+    assert (parsa["loader"], parsa["path"], parsa["config"]) == ("lmms_eval.tasks.parsa.shared.data_identity", "MohammadJRanjbar/PARSA-Bench", "vazn")
+    plugin_yaml = datasets.load_dataset("json", data_files={"test": str(mcga_data.task_file(mcga_data.SAMPLE_DATA_DIR, "asr"))}, split="test")
+    release = list(mcga_hooks._load_docs("asr", "audio", plugin_yaml))
+    assert mcga["docs"] == [{k: v for k, v in d.items() if k != "audio_path"} for d in release]
+    theirs = audio_for_model(release[0]["audio_path"], "array", 30)["array"]
+    assert mcga["clip"][:2] == [16000, len(theirs)] and mcga["clip"][2] == pytest.approx(float(theirs.astype(np.float64).sum()), abs=1e-6)
+    release = list(parsa_hooks._load_docs("vazn", "audio", _parsa_release_dataset("vazn")))
+    drop = ("audio_path", parsa_hooks.SOURCE_FIELD)
+    assert [{k: v for k, v in d.items() if k not in drop} for d in parsa["docs"]] == [{k: v for k, v in d.items() if k not in drop} for d in release]
+    assert {d[parsa_hooks.SOURCE_FIELD] for d in parsa["docs"]} == {parsa_data.HUB_LAYOUT_SOURCE}
+    theirs = audio_for_model(release[0]["audio_path"], "array", None)["array"]
+    assert parsa["clip"][:2] == [16000, len(theirs)] and parsa["clip"][2] == pytest.approx(float(theirs.astype(np.float64).sum()), abs=1e-6)
