@@ -1,7 +1,7 @@
-"""``python -m mcga.hub_dataset RELEASE_DIR OUT_DIR``: MCGA's release in the hub's audio layout, for upload as ``yxdu/MCGA``.
+"""``RELEASE_DIR OUT_DIR``: MCGA's release in the hub's audio layout, for upload as ``yxdu/MCGA`` (run with ``python -m``).
 
 RELEASE_DIR is the release's ``data/`` folder (``MCGA_{task}_test.jsonl`` and the wav files under it, as
-``mcga-data download`` extracts it or ``mcga/sample_data/data``). Every row is checked by :func:`mcga.data.load_task_rows`
+``MCGA_test.tar.gz`` unpacks). Every row is checked by :func:`mcga.data.load_task_rows`
 first; the first bad row stops the command with its file, line, id, audio and field, and nothing is written.
 
 OUT_DIR (new or empty) receives the layout of :mod:`audio_bench_core.hub_layout`: one config per task file
@@ -21,6 +21,7 @@ from pathlib import Path
 from audio_bench_core import hub_layout
 from mcga import data
 
+PROG = f"python -m {__spec__.name if __spec__ else __name__}"
 #: The hub configs: one per task file of the release.
 CONFIGS = tuple(data.REQUIRED_FIELDS)
 #: lmms-eval task -> hub config (``dataset_name``); the text-mode twins read their audio task's rows.
@@ -28,7 +29,7 @@ HUB_CONFIGS = {**{f"mcga_{c}": c for c in CONFIGS}, **{f"mcga_{c}_text": c for c
 CARD = f"""# MCGA test set (hub audio layout)
 
 The test release of MCGA (classical Chinese literature read aloud, arXiv 2601.09270; {data.HUB_TEST_ARCHIVE} of
-{data.HUB_REPO_ID}) as parquet, one config per task file (split `test`), made by `python -m mcga.hub_dataset`.
+{data.HUB_REPO_ID}) as parquet, one config per task file (split `test`), made by `{PROG}`.
 Columns: the release rows' fields; `audio` holds each wav file unchanged, with its path in the release.
 Licence: CC BY-NC-SA 4.0, as the release.
 """
@@ -76,14 +77,14 @@ def write_hub_dataset(release_dir: str | Path, out_dir: str | Path) -> dict[str,
 
 def main(argv: list[str] | None = None) -> int:
     """The command (module docstring); exit status 0 when written, 1 with one error line otherwise."""
-    parser = argparse.ArgumentParser(prog="python -m mcga.hub_dataset", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("release_dir", help="the release's data/ folder (holding MCGA_asr_test.jsonl)")
     parser.add_argument("out_dir", help="new or empty folder to write the hub layout into")
     args = parser.parse_args(argv)
     try:
         counts = write_hub_dataset(args.release_dir, args.out_dir)
     except (data.MCGADataError, hub_layout.HubLayoutError) as error:
-        print(f"mcga.hub_dataset: error: {error}", file=sys.stderr)
+        print(f"{PROG}: error: {error}", file=sys.stderr)
         return 1
     print(f"wrote {args.out_dir}: " + ", ".join(f"{c} {n} rows" for c, n in counts.items()))
     return 0

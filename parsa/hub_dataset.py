@@ -1,8 +1,8 @@
-"""``python -m parsa.hub_dataset RELEASE_DIR OUT_DIR``: PARSA-Bench in the hub's audio layout, one config per task.
+"""``RELEASE_DIR OUT_DIR``: PARSA-Bench in the hub's audio layout, one config per task (run with ``python -m``).
 
 RELEASE_DIR is a local copy of the release in a layout :mod:`parsa.data` reads (``<Folder>/<Folder>.csv`` with its
-``Audios/``, as ``parsa/sample_data``; or parquet). Every task is checked first as ``parsa-data check`` checks it (every
-row of every setting the task runs in, audio decoded); the first problem stops the command with the file, row, id,
+``Audios/``; or parquet). Every task is checked first as :func:`parsa.data.check_command` checks it (every row of every
+setting the task runs in, audio decoded); the first problem stops the command with the file, row, id,
 column and mapping key, and nothing is written.
 
 OUT_DIR (new or empty) receives the layout of :mod:`audio_bench_core.hub_layout`: one config per task (:data:`CONFIGS`,
@@ -13,9 +13,9 @@ file bytes unchanged and its path relative to RELEASE_DIR. The exported tasks re
 ``dataset_path: MohammadJRanjbar/PARSA-Bench``, ``dataset_name`` from :data:`HUB_CONFIGS`, through
 :func:`parsa.data.rows_from_hub`.
 
-What the real hub release is: gated, not readable here; the project's notes (``shared/protocol/PARSA.md``) record
-"parquet on the hub" with unknown config, column and split names, and a third-party loader showing the CSV +
-``Audios/`` layout. This command makes the layout the exported tasks read from such a copy.
+The real hub release is gated; what is public about it: parquet on the hub, config, column and split names unknown, and a
+third-party loader showing the CSV + ``Audios/`` layout. This command makes the layout the exported tasks read from a
+local copy of it.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from audio_bench_core import hub_layout
 from parsa import data
 from parsa.tasks import TASKS
 
+PROG = f"python -m {__spec__.name if __spec__ else __name__}"
 #: The hub configs: one per task.
 CONFIGS = tuple(TASKS)
 _SUFFIX = {"audio": "", "text": "_text", "audio_ref": "_audio_ref", "fewshot": "_fewshot", "cot": "_cot"}
@@ -37,7 +38,7 @@ HUB_CONFIGS = {f"parsa_{task}{_SUFFIX[setting]}": task for task, spec in TASKS.i
 CARD = f"""# PARSA-Bench (hub audio layout)
 
 PARSA-Bench (Persian speech, paralinguistics and culture; arXiv 2603.14456; {data.HUB_DATASET_URL}) as parquet, one
-config per task (split `test`), made by `python -m parsa.hub_dataset` from a local copy of the release.
+config per task (split `test`), made by `{PROG}` from a local copy of the release.
 Columns: the release's columns; the audio column holds each clip's file unchanged, with its path in the release.
 Licence: CC-BY-NC-4.0, as the release.
 """
@@ -65,7 +66,7 @@ def hub_rows(release_dir: str | Path, task: str, warnings: list[tuple[str, str]]
 
 
 def check_release(release_dir: str | Path) -> list[tuple[str, str]]:
-    """Every task of ``release_dir`` checked in every setting it runs in (as ``parsa-data check``); returns the audio warnings.
+    """Every task of ``release_dir`` checked in every setting it runs in (as :func:`parsa.data.check_command`); returns the audio warnings.
 
     Raises:
         PARSADataError: a task missing or a bad row.
@@ -109,14 +110,14 @@ def write_hub_dataset(release_dir: str | Path, out_dir: str | Path) -> dict[str,
 
 def main(argv: list[str] | None = None) -> int:
     """The command (module docstring); exit status 0 when written, 1 with one error line otherwise."""
-    parser = argparse.ArgumentParser(prog="python -m parsa.hub_dataset", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("release_dir", help="local copy of the release (holding ASR/ASR.csv ...)")
     parser.add_argument("out_dir", help="new or empty folder to write the hub layout into")
     args = parser.parse_args(argv)
     try:
         counts = write_hub_dataset(args.release_dir, args.out_dir)
     except (data.PARSADataError, hub_layout.HubLayoutError) as error:
-        print(f"parsa.hub_dataset: error: {error}", file=sys.stderr)
+        print(f"{PROG}: error: {error}", file=sys.stderr)
         return 1
     print(f"wrote {args.out_dir}: " + ", ".join(f"{c} {n} rows" for c, n in counts.items()))
     return 0

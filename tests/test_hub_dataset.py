@@ -221,7 +221,7 @@ def test_exported_task_yaml_names_its_hub_config(benchmark):
 
 #: Run in a subprocess (its own lmms-eval task registry), cwd = the folder holding the hub copies: the exported task
 #: folders found as ``lmms_eval.tasks.<benchmark>`` (argv[1] put first on that package's path, as if written into the
-#: checkout), loaded by lmms-eval's TaskManager from their YAML as exported; prints each task's documents and clip.
+#: checkout), loaded by lmms-eval's TaskManager from their YAML as exported; prints each task's documents and a clip.
 LMMS_EVAL_LOADS = """
 import json, sys
 import numpy as np
