@@ -366,6 +366,25 @@ def container_format(source: str | Path | bytes) -> str | None:
         return None
 
 
+def audio_bytes_file(payload: bytes, name: str, folder: Path) -> Path:
+    """Audio file bytes held in a dataset (an HF ``Audio`` value's ``bytes``) as a file, written once to ``folder`` and
+    named by their SHA-1 and by the container the bytes hold (:func:`container_format`; the ``name``'s suffix only when
+    the bytes are not readable audio, which the caller's check then reports), so every form a model takes is built from
+    the same bytes as from a release's file.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    suffix = CONTAINER_SUFFIXES.get(container_format(payload) or "", Path(name).suffix.lower() or ".bin")
+    target = Path(folder) / f"{hashlib.sha1(payload).hexdigest()}{suffix}"
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        partial.write_bytes(payload)
+        os.replace(partial, target)  # atomic: concurrent ranks never see a half-written file
+    return target
+
+
 def audio_data_uri(path: str, max_seconds: float | None = DEFAULT_MAX_SECONDS) -> str:
     """``data:audio/wav;base64,...`` of the (cut) clip, as the official runner sends to vLLM.
 

@@ -14,8 +14,10 @@
 What changes on the way (:func:`export_benchmark` checks each and stops with the file and the reason otherwise):
 
 - data: ``dataset_path`` becomes the hub dataset (:data:`BENCHMARKS`; ``token: True`` for a gated one) instead of the
-  plugin's shipped sample; the hooks still read the release layout from ``$<BENCHMARK>_DATA_DIR`` when it is set
-  (the local-folder override), and the sample (audio) is not exported;
+  plugin's shipped sample, and each task YAML names its config in the hub audio layout (``dataset_name``,
+  :func:`hub_configs`), which ``process_docs`` checks and converts; where what lmms-eval loaded is not that layout (a
+  local override YAML), the hooks read the release layout from ``$<BENCHMARK>_DATA_DIR``; the sample (audio) is not
+  exported;
 - YAML blocks keyed by models only this plugin provides (``faster_whisper``, ``replay``) are dropped;
 - the Python files are formatted as upstream's pre-commit does (isort ``--profile black``, black
   ``--line-length=240``), with lmms-eval's folder as isort's first-party source.
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib
 import re
 import shutil
 import sys
@@ -328,6 +331,18 @@ _PER_MODEL_KEYS = ("lmms_eval_specific_kwargs", "model_specific_generation_kwarg
 _LOCAL_BUILDERS = ("json", "csv", "parquet")
 
 
+def hub_configs(benchmark: str) -> dict[str, str]:
+    """``{lmms-eval task: hub config}`` of a benchmark's hub layout, ``<benchmark>.hub_dataset.HUB_CONFIGS`` (``{}`` for a
+    benchmark without one: MMAC, unreleased)."""
+    try:
+        module = importlib.import_module(f"{benchmark}.hub_dataset")
+    except ModuleNotFoundError as error:
+        if error.name != f"{benchmark}.hub_dataset":
+            raise
+        return {}
+    return dict(module.HUB_CONFIGS)
+
+
 def export_yaml(config: dict, path: Path, spec: Benchmark, hooks: str, modules: dict[str, Module], reexports: dict[str, str]) -> dict:
     """The exported form of one task YAML (see the module docstring); ``reexports`` collects the shared functions
     ``utils.py`` must name (``{function: exported module}``).
@@ -374,6 +389,11 @@ def export_yaml(config: dict, path: Path, spec: Benchmark, hooks: str, modules: 
         out["dataset_kwargs"] = kwargs
     else:
         out.pop("dataset_kwargs", None)
+    hub_config = hub_configs(spec.name).get(out["task"]) if isinstance(out.get("task"), str) else None  # a group's task is a list
+    if hub_config is not None:  # the task's config of the hub layout, before process_docs, which reads it
+        keys = list(out)
+        at = keys.index("process_docs") if "process_docs" in keys else len(keys)
+        out = {**{k: out[k] for k in keys[:at]}, "dataset_name": hub_config, **{k: out[k] for k in keys[at:]}}
     if "dataset_path" in out:  # keep lmms-eval's usual key order: data first
         out = {"dataset_path": out.pop("dataset_path"), **({"dataset_kwargs": out.pop("dataset_kwargs")} if "dataset_kwargs" in out else {}), **out}
     return out
@@ -386,7 +406,7 @@ def _yaml_header(path: Path, config: dict, spec: Benchmark) -> str:
         lines.append(f"# {description}")
     if "dataset_path" in config:
         if spec.released:
-            lines.append(f"# Data: the hub dataset below; ${spec.data_env} (a local copy in the release layout) overrides it: README.md.")
+            lines.append(f"# Data: the hub dataset below, in the hub audio layout (each task's config: dataset_name); a local copy in the release layout: README.md.")
         else:
             lines.append(f"# Data: {spec.name.upper()} is not released yet: dataset_path is a placeholder and ${spec.data_env} names the data (README.md).")
     return "".join(f"{line}\n" for line in lines)
@@ -724,13 +744,24 @@ def render_readme(spec: Benchmark, yamls: dict[str, str], dependencies: list[tup
         "modules": ", ".join(f"`{m}`" for m in modules),
         "judge": JUDGE_SECTION if spec.judged else "This benchmark is not judged: every score is computed locally.\n",
         "unset": UNSET_TEXT[spec.unset_data].format(data_env=spec.data_env),
+        "loading": LOADING_TEXT["hub_layout" if hub_configs(spec.name) else "release_layout"].format(dataset_path=spec.dataset_path),
         "plugin_version": plugin_version,
     }
     return template.format(**fields)
 
 
+LOADING_TEXT = {
+    "hub_layout": "Each task's `dataset_name` is its config in the hub's audio layout (parquet, split `test`, the column `audio` an "
+    "`Audio` feature holding each clip's file bytes): lmms-eval loads it, and the tasks' `process_docs` check every row and clip of "
+    "what it loaded (missing fields, duplicate clips, unreadable or truncated audio: the error names the config, row and field) "
+    "and convert it. Offline, lmms-eval reads a copy of that layout in `./{dataset_path}/` (a folder named like the repository, "
+    "in the working directory).",
+    "release_layout": "lmms-eval loads it before the tasks' `process_docs`, which then read the documents in the benchmark's "
+    "release layout and check every row and clip (missing fields, duplicate clips, unreadable or truncated audio: the error "
+    "names the file, row and field).",
+}
 UNSET_TEXT = {
-    "hub": "With `{data_env}` unset, `process_docs` fetches the release itself on first use (MCGA: the test archive, extracted once "
+    "hub": "Where what lmms-eval loaded is not the hub layout (a local override YAML, below) and `{data_env}` is unset, `process_docs` fetches the release itself on first use (MCGA: the test archive, extracted once "
     "into `$LMMS_EVAL_AUDIO_PLUGIN_CACHE/mcga_release`; PARSA-Bench: a snapshot in the Hugging Face cache, `PARSA_HUB_REVISION` "
     "pins a commit): the loaders read and check the release in its own layout, rows and audio together.",
     "required": "`{data_env}` is required until the release: there is no default data.",

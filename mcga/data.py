@@ -259,35 +259,95 @@ def load_task_rows(task: str, split: str = "test", data_dir: str | Path | None =
     rows, seen_audio, found = [], {}, []
     for line_number, row in read_jsonl(path):
         where = f"{path}:{line_number} (id {row.get('id')!r}, audio {row.get('audio')!r})"
-        wrong = field_problem(row)
-        if wrong is not None:
-            raise MCGADataError(f"{where}: field {wrong[0]!r} {wrong[1]}")
-        missing = [f for f in REQUIRED_FIELDS[task] if row.get(f) is None or not str(row.get(f)).strip()]
-        if missing:
-            raise MCGADataError(f"{where}: missing or empty field(s) {missing}")
-        audio = str(row["audio"])
-        if audio in seen_audio:
-            raise MCGADataError(
-                f"{where}: field 'audio': duplicate audio path, first seen on line {seen_audio[audio]}; "
-                "each row is one recorded clip, and documents are told apart by their audio path"
-            )
-        seen_audio[audio] = line_number
-        problem = gold_problem(task, row)
-        if problem is not None:
-            raise MCGADataError(f"{where}: field {problem[0]!r} {problem[1]}")
-        audio_path = resolve_audio_path(root, audio, where, found)
-        rows.append({**row, "id": str(row["id"]), "audio_path": str(audio_path), DOC_KEY_FIELD: audio})
+        _check_row(task, row, where, seen_audio, f"line {line_number}")
+        audio_path = resolve_audio_path(root, str(row["audio"]), where, found)
+        rows.append({**row, "id": str(row["id"]), "audio_path": str(audio_path), DOC_KEY_FIELD: str(row["audio"])})
     if not rows:
         raise MCGADataError(f"{path}: no rows")
+    return _loaded(rows, found, warnings, f"MCGA {task} ({path})")
+
+
+def _check_row(task: str, row: dict, where: str, seen_audio: dict[str, str], position: str) -> None:
+    """The checks of one row (module docstring) but the audio file's: field types, required fields, a unique audio
+    path (``seen_audio``: path -> ``position`` of its first row), a gold the official scorer can use.
+
+    Raises:
+        MCGADataError: ``where`` and the field.
+    """
+    wrong = field_problem(row)
+    if wrong is not None:
+        raise MCGADataError(f"{where}: field {wrong[0]!r} {wrong[1]}")
+    missing = [f for f in REQUIRED_FIELDS[task] if row.get(f) is None or not str(row.get(f)).strip()]
+    if missing:
+        raise MCGADataError(f"{where}: missing or empty field(s) {missing}")
+    audio = str(row["audio"])
+    if audio in seen_audio:
+        raise MCGADataError(
+            f"{where}: field 'audio': duplicate audio path, first seen on {seen_audio[audio]}; "
+            "each row is one recorded clip, and documents are told apart by their audio path"
+        )
+    seen_audio[audio] = position
+    problem = gold_problem(task, row)
+    if problem is not None:
+        raise MCGADataError(f"{where}: field {problem[0]!r} {problem[1]}")
+
+
+def _loaded(rows: list[dict], found: list[tuple[str, str]], warnings: list[tuple[str, str]] | None, what: str) -> list[dict]:
+    """``rows``; the audio warnings ``found`` added to ``warnings``, or logged in one line."""
     if warnings is not None:
         warnings.extend(found)
     else:
         from audio_bench_core.audio import audio_warnings_line
 
-        line = audio_warnings_line(found, f"MCGA {task} ({path})")
+        line = audio_warnings_line(found, what)
         if line:
             logger.warning(line)
     return rows
+
+
+def rows_from_hub(dataset, task: str, warnings: list[tuple[str, str]] | None = None) -> list[dict]:
+    """The rows of one task as lmms-eval loaded them from the hub layout (config ``task`` of :data:`HUB_REPO_ID`, written
+    by :mod:`mcga.hub_dataset`), checked and converted to what :func:`load_task_rows` returns for the release.
+
+    Every check of :func:`load_task_rows` runs, on the stored clip bytes instead of a file of the release: the clip is
+    written once to ``cache_dir("mcga_audio")`` (:func:`audio_bench_core.audio.audio_bytes_file`, named by its SHA-1)
+    and checked there, and that file is the row's ``audio_path``, so the hooks hand models the very bytes the release
+    holds. ``audio`` is the clip's path in the release (the ``Audio`` value's ``path``), the document key as there.
+
+    Args:
+        dataset: a ``datasets.Dataset`` whose ``audio`` column is an ``Audio`` feature (decoded or not).
+        warnings: as for :func:`load_task_rows`.
+
+    Raises:
+        MCGADataError: naming the config, the row (1-based), its id and audio path, and the field.
+    """
+    from audio_bench_core import cache_dir
+    from audio_bench_core.audio import audio_bytes_file, audio_file_check_once
+    from audio_bench_core.hub_layout import has_audio_feature, undecoded_rows
+
+    if task not in REQUIRED_FIELDS:
+        raise MCGADataError(f"unknown MCGA task {task!r}; known: {sorted(REQUIRED_FIELDS)}")
+    what = f"hub dataset {HUB_REPO_ID} config {task!r}"
+    if not has_audio_feature(dataset):
+        raise MCGADataError(f"{what}: no Audio column 'audio' (columns: {list(getattr(dataset, 'column_names', []))}); not the hub layout of mcga.hub_dataset")
+    rows, seen_audio, found = [], {}, []
+    for number, stored in enumerate(undecoded_rows(dataset), start=1):
+        clip = stored.get("audio") or {}
+        row = {**stored, "audio": clip.get("path")}
+        where = f"{what} row {number} (id {row.get('id')!r}, audio {row['audio']!r})"
+        _check_row(task, row, where, seen_audio, f"row {number}")
+        if not clip.get("bytes"):
+            raise MCGADataError(f"{where}: field 'audio': no audio bytes")
+        audio_path = audio_bytes_file(clip["bytes"], row["audio"], cache_dir("mcga_audio"))
+        check = audio_file_check_once(audio_path)
+        if check.problem is not None:
+            raise MCGADataError(f"{where}: field 'audio': the audio bytes ({len(clip['bytes'])}) are {check.problem.replace(str(audio_path), 'the clip')}")
+        if check.warning is not None:
+            found.append((where, check.warning))
+        rows.append({**row, "id": str(row["id"]), "audio_path": str(audio_path), DOC_KEY_FIELD: row["audio"]})
+    if not rows:
+        raise MCGADataError(f"{what}: no rows")
+    return _loaded(rows, found, warnings, what)
 
 
 # ------------------------------------------------------------------ official runner's output rows

@@ -550,19 +550,11 @@ def _checked_audio_bytes(row: _Row, payload: bytes, name: str) -> Path:
 
 
 def _cached_audio_bytes(payload: bytes, name: str) -> Path:
-    """Embedded bytes written once to the cache, named by their SHA-1 and by the container their bytes hold
-    (:func:`audio_bench_core.audio.container_format`; the struct's file name only when the bytes are not readable
-    audio, which the check then reports): MP3 bytes with no name, or under a ``.wav`` name, become ``<sha1>.mp3``."""
-    from audio_bench_core.audio import CONTAINER_SUFFIXES, container_format
+    """Embedded bytes written once to :func:`audio_cache_dir` (:func:`audio_bench_core.audio.audio_bytes_file`: named by
+    their SHA-1 and the container their bytes hold; MP3 bytes with no name, or under a ``.wav`` name, become ``<sha1>.mp3``)."""
+    from audio_bench_core.audio import audio_bytes_file
 
-    suffix = CONTAINER_SUFFIXES.get(container_format(payload) or "", Path(name).suffix.lower() or ".bin")
-    target = audio_cache_dir() / f"{hashlib.sha1(payload).hexdigest()}{suffix}"
-    if not target.is_file():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        partial.write_bytes(payload)
-        os.replace(partial, target)  # atomic: concurrent ranks never see a half-written file
-    return target
+    return audio_bytes_file(payload, name, audio_cache_dir())
 
 
 def _list_cell(row: _Row, raw, rule: str, items: str, key: str) -> list:
@@ -759,15 +751,26 @@ def load_task_docs(
 
     if task not in TASKS:
         raise PARSADataError(f"unknown PARSA task {task!r}; known: {sorted(TASKS)}")
-    spec = TASKS[task]
     mapping = column_map(columns)[task]
     root = data_root(data_dir)
     kind, files = task_files(root, task, mapping)
+    rows = [(where, Path(where.rsplit(" row ", 1)[0]).parent, row) for where, row in _read_rows(kind, files, mapping["columns"])]
+    return _checked_documents(task, mapping, rows, root, setting, warnings, ", ".join(map(str, files)))
+
+
+def _checked_documents(task: str, mapping: dict, rows: list[tuple[str, Path, dict]], root: Path, setting: str, warnings: list[tuple[str, str]] | None, what: str) -> list[dict]:
+    """The canonical documents of ``rows`` (``(where, folder its audio paths are relative to, raw row)``), each checked
+    (:func:`_document`), ids unique; the audio warnings added to ``warnings`` or logged in one line.
+
+    Raises:
+        PARSADataError: a bad row, a duplicate id, or no rows (``what`` names the files read).
+    """
+    from parsa.tasks import TASKS
+
     docs, seen, found = [], {}, []
-    for number, (where, raw_row) in enumerate(_read_rows(kind, files, mapping["columns"]), start=1):
+    for number, (where, base, raw_row) in enumerate(rows, start=1):
         row = _Row(task, where, raw_row, mapping["columns"])
-        base = Path(where.rsplit(" row ", 1)[0]).parent
-        doc = _document(row, spec, mapping, root, base, setting, number)
+        doc = _document(row, TASKS[task], mapping, root, base, setting, number)
         if doc["id"] in seen:
             raise row.error(f"duplicate id {doc['id']!r}, first seen at {seen[doc['id']]}", "id")
         seen[doc["id"]] = where
@@ -775,7 +778,7 @@ def load_task_docs(
         if row.audio_warning:
             found.append((row.label, row.audio_warning))
     if not docs:
-        raise PARSADataError(f"{', '.join(map(str, files))}: no rows for task {task}")
+        raise PARSADataError(f"{what}: no rows for task {task}")
     if warnings is not None:
         warnings.extend(found)
     elif found:
@@ -783,6 +786,42 @@ def load_task_docs(
 
         logger.warning(audio_warnings_line(found, f"PARSA {task}"))
     return docs
+
+
+#: ``data_source`` of documents read from the hub layout (:func:`rows_from_hub`).
+HUB_LAYOUT_SOURCE = f"hub:{HUB_REPO_ID} (hub layout, as lmms-eval loaded it)"
+
+
+def rows_from_hub(dataset, task: str, setting: str = "audio", columns: str | Path | dict | None = None, warnings: list[tuple[str, str]] | None = None) -> list[dict]:
+    """The canonical documents of one task from what lmms-eval loaded in the hub layout (config ``task``, split ``test``,
+    written by :mod:`parsa.hub_dataset`): the release's rows and columns, read through the same column map, with the
+    audio column an ``Audio`` feature holding the clip's bytes.
+
+    Every check of :func:`load_task_docs` runs on each row; the clip bytes are the parquet route's embedded bytes
+    (written once to :func:`audio_cache_dir`, named by SHA-1, and checked there: that file is the ``audio_path``).
+
+    Args:
+        dataset: a ``datasets.Dataset`` whose audio column (column map ``<task>.columns.audio``) is an ``Audio`` feature.
+        setting, columns, warnings: as for :func:`load_task_docs`.
+
+    Raises:
+        PARSADataError: naming the config, the row (1-based), its id, the column and the mapping key.
+    """
+    from audio_bench_core.hub_layout import has_audio_feature, undecoded_rows
+    from parsa.tasks import TASKS
+
+    if task not in TASKS:
+        raise PARSADataError(f"unknown PARSA task {task!r}; known: {sorted(TASKS)}")
+    mapping = column_map(columns)[task]
+    audio, what = mapping["columns"]["audio"], f"hub dataset {HUB_REPO_ID} config {task!r}"
+    if not has_audio_feature(dataset, audio):
+        raise PARSADataError(f"{what}: no Audio column {audio!r} (columns: {list(getattr(dataset, 'column_names', []))}); not the hub layout of parsa.hub_dataset")
+    rows = []
+    for number, row in enumerate(undecoded_rows(dataset, audio), start=1):
+        if not (row.get(audio) or {}).get("bytes"):
+            raise _Row(task, f"{what} row {number}", row, mapping["columns"]).error(f"column {audio!r} holds no audio bytes", "audio")
+        rows.append((f"{what} row {number}", Path("."), row))
+    return _checked_documents(task, mapping, rows, Path("."), setting, warnings, what)
 
 
 # ---------------------------------------------------------------------------------------- few-shot

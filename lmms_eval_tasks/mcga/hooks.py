@@ -30,15 +30,19 @@ FIXED_INSTRUCTION_TASKS = ("asr", "s2tt", "sec")
 
 
 def _load_docs(task: str, mode: str, dataset):
-    """``process_docs``: the checked rows of ``MCGA_{task}_test.jsonl`` from ``$MCGA_DATA_DIR`` (default: the
-    shipped sample, which is also what the YAML's ``data_files`` name), tagged with task and mode.
+    """``process_docs``: the checked rows of the task, tagged with task and mode.
 
-    The rows lmms-eval loaded through ``data_files`` are replaced, so that one environment variable moves
-    rows and audio together and every row passes :func:`mcga.data.load_task_rows`'s checks.
+    - ``dataset`` in the hub layout (an ``Audio`` column ``audio``: the exported task's ``dataset_path``): its rows, checked
+      and converted by :func:`mcga.data.rows_from_hub`;
+    - otherwise (this plugin's YAML: ``data_files`` names the shipped sample's jsonl): the rows of
+      ``MCGA_{task}_test.jsonl`` from ``$MCGA_DATA_DIR`` (default the shipped sample), :func:`mcga.data.load_task_rows`,
+      replacing what lmms-eval loaded, so that one environment variable moves rows and audio together.
     """
     from datasets import Dataset
 
-    rows = data.load_task_rows(task, "test")
+    from audio_bench_core.hub_layout import has_audio_feature
+
+    rows = data.rows_from_hub(dataset, task) if has_audio_feature(dataset) else data.load_task_rows(task, "test")
     try:
         return Dataset.from_list([{**row, TASK_FIELD: task, MODE_FIELD: mode} for row in rows])
     except (TypeError, ValueError) as error:  # pyarrow: one field holds values of incompatible types across rows

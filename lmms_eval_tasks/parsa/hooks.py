@@ -45,17 +45,22 @@ def lmms_task_name(task: str, setting: str) -> str:
 
 
 def _load_docs(task: str, setting: str, dataset):
-    """``process_docs``: the checked documents of ``task`` from ``$PARSA_DATA_DIR`` (default the shipped sample,
-    which is also what the YAML's ``data_files`` name), tagged with task, setting, demonstrations and data source.
+    """``process_docs``: the checked documents of ``task``, tagged with task, setting, demonstrations and data source.
 
-    The rows lmms-eval loaded through ``data_files`` are replaced, so that one environment variable moves rows
-    and audio together and every row passes the loader's checks.
+    - ``dataset`` in the hub layout (the task's audio column an ``Audio`` feature: the exported task's ``dataset_path``):
+      its rows, checked and converted by :func:`parsa.data.rows_from_hub`;
+    - otherwise (this plugin's YAML: ``data_files`` names the shipped sample's CSV): the documents from
+      ``$PARSA_DATA_DIR`` (default the shipped sample), :func:`parsa.data.load_task_docs`, replacing what lmms-eval
+      loaded, so that one environment variable moves rows and audio together.
     """
     from datasets import Dataset
 
-    docs = data.load_task_docs(task, setting=setting)
+    from audio_bench_core.hub_layout import has_audio_feature
+
+    hub = has_audio_feature(dataset, data.column_map()[task]["columns"]["audio"])
+    docs = data.rows_from_hub(dataset, task, setting) if hub else data.load_task_docs(task, setting=setting)
     demos = data.fewshot_demos(docs) if setting == "fewshot" else {}
-    source = data.data_source()
+    source = data.HUB_LAYOUT_SOURCE if hub else data.data_source()
     rows = [{**doc, TASK_FIELD: task, SETTING_FIELD: setting, DEMOS_FIELD: json.dumps(demos.get(doc["id"], []), ensure_ascii=False), SOURCE_FIELD: source} for doc in docs]
     return Dataset.from_list(rows)
 
