@@ -474,10 +474,12 @@ def check_failed_run(records: list[dict]) -> None:
     )
 
 
-def agg_failed_generations(records: list[dict]) -> int:
+def agg_failed_generations(records: list[dict], check: bool = True) -> int:
     """Number of failed generations (failure placeholders), scored as empty answers; warns, and raises
-    :class:`FailedRunError` for a failed run (:func:`check_failed_run`)."""
-    check_failed_run(records)
+    :class:`FailedRunError` for a failed run (:func:`check_failed_run`) unless ``check`` is false (the count alone, for
+    a caller that reports a failed run by its counts: :func:`audio_bench_core.numbers.numbers_only`)."""
+    if check:
+        check_failed_run(records)
     count = sum(1 for r in records if r["failure"])
     if count:
         first = _first(records, "failure")
@@ -485,19 +487,23 @@ def agg_failed_generations(records: list[dict]) -> int:
     return count
 
 
-def agg_empty_responses(records: list[dict]) -> int:
-    """Number of empty (or whitespace-only) responses, failed generations not included; warns when there are any."""
-    check_failed_run(records)
+def agg_empty_responses(records: list[dict], check: bool = True) -> int:
+    """Number of empty (or whitespace-only) responses, failed generations not included; warns when there are any;
+    raises :class:`FailedRunError` for a failed run unless ``check`` is false (as :func:`agg_failed_generations`)."""
+    if check:
+        check_failed_run(records)
     count = sum(1 for r in records if r["empty"])
     if count:
         logger.warning(f"{_task(records)}: {_share(count, records)} are empty")
     return count
 
 
-def agg_unfinished_reasoning(records: list[dict]) -> int:
+def agg_unfinished_reasoning(records: list[dict], check: bool = True) -> int:
     """Number of responses whose reasoning never closed (no final answer; see the module docstring for how each
-    benchmark scores them); warns with the share and an example, and raises :class:`FailedRunError` for a failed run."""
-    check_failed_run(records)
+    benchmark scores them); warns with the share and an example, and raises :class:`FailedRunError` for a failed run
+    unless ``check`` is false (as :func:`agg_failed_generations`)."""
+    if check:
+        check_failed_run(records)
     count = sum(1 for r in records if r.get("unfinished_reasoning"))
     if count:
         first = _first(records, "unfinished_reasoning")
