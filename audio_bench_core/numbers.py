@@ -13,6 +13,8 @@ aggregation its YAML names in :func:`numbers_only`, which returns:
 - for a failed run (:class:`audio_bench_core.responses.FailedRunError`) raised by a count aggregation that takes
   ``check`` (:func:`audio_bench_core.responses.agg_failed_generations` and the other two response counts), the count
   itself, computed with ``check=False``: a failed task is reported by its numbers and the warning.
+
+:func:`without_metrics` keeps the per-document values of metrics the YAML does not list out of the results.
 """
 
 from __future__ import annotations
@@ -80,3 +82,17 @@ def numbers_only(function, metric: str):
         return as_number(value, where)
 
     return aggregate
+
+
+def without_metrics(process_results, metrics):
+    """``process_results`` (an lmms-eval hook: ``process_results(doc, results) -> {metric: per-document value}``)
+    returning its dict without the keys in ``metrics``: the metrics a task's YAML does not list. lmms-eval writes a
+    per-document value that has no aggregation into the results as ``[]`` (with an ``[]`` stderr), so such a value must
+    not be returned."""
+    left_out = frozenset(metrics)
+
+    @functools.wraps(process_results)
+    def process(doc, results, *args, **kwargs):
+        return {key: value for key, value in process_results(doc, results, *args, **kwargs).items() if key not in left_out}
+
+    return process

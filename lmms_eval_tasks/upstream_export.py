@@ -610,8 +610,7 @@ def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | N
     from lmms_eval_tasks import upstream_numbers
 
     reexports: dict[str, str] = {}
-    wrapped: dict[str, set[str]] = {}
-    dropped: dict[str, list[str]] = {}
+    numbers = upstream_numbers.Collected()
     yamls = {}
     for path in sorted((TASKS_DIR / benchmark).iterdir()):
         if main_setting_only and not is_main_setting(path.name):
@@ -619,7 +618,7 @@ def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | N
         if path.name.endswith(".yaml") or (path.name.startswith("_") and path.name.endswith("_yaml")):
             config = export_yaml(read_yaml(path), path, spec, hooks, modules, reexports)
             try:  # numbers only: metrics that are not numbers leave metric_list, every aggregation is wrapped
-                config = upstream_numbers.numbers_only_yaml(config, path, wrapped, dropped)
+                config = upstream_numbers.numbers_only_yaml(config, path, numbers)
             except ValueError as error:
                 raise ExportError(str(error)) from None
             yamls[path.name] = _yaml_header(path, config, spec) + dump_yaml(config)
@@ -630,9 +629,9 @@ def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | N
     for name, text in yamls.items():
         files[task_dir / name] = text
     sources = module_files(modules, root, files, hooks, spec, reexports)
-    files[target_file(root, modules[hooks])] += upstream_numbers.wrapper_lines(wrapped, modules[NUMBERS_MODULE].target)
+    files[target_file(root, modules[hooks])] += upstream_numbers.wrapper_lines(numbers, modules[NUMBERS_MODULE].target)
     dependencies = extra_dependencies(sources)
-    readme = render_readme(spec, yamls, dependencies, sorted(m.name for m in modules.values()), upstream_numbers.readme_section(dropped))
+    readme = render_readme(spec, yamls, dependencies, sorted(m.name for m in modules.values()), upstream_numbers.readme_section(numbers.dropped))
     files[task_dir / "README.md"] = readme
     test_template = TEMPLATES / f"test_{benchmark}.py"
     if not test_template.is_file():

@@ -5,10 +5,11 @@ The plugin's own tasks keep their metrics and the adapter that guards them (``lm
 ``guard_aggregations``); that adapter is not exported, so the export does two things instead:
 
 - every metric of :data:`NOT_NUMBERS` (and every ``*_ci95`` interval, ``[low, high]``) leaves the exported YAML's
-  ``metric_list`` (:func:`numbers_only_yaml`): breakdowns, intervals, signatures and provenance are not figures. The
-  per-document values behind them stay in the logged samples (``process_results`` still returns them under the same
-  name; lmms-eval ignores a per-document value that has no aggregation), and the exported README lists them
-  (:func:`readme_section`);
+  ``metric_list`` (:func:`numbers_only_yaml`): breakdowns, intervals, signatures and provenance are not figures, and
+  ``process_results`` stops returning them (:func:`audio_bench_core.numbers.without_metrics`: lmms-eval would write
+  each as ``[]``). Each document's record behind them stays in the logged samples: our hooks give such a metric the
+  record a listed metric of the same task gets, or a field of the document (``signature``, ``data_source``); the
+  exported README lists them (:func:`readme_section`);
 - every aggregation the exported YAML names (a task's ``metric_list``, a group's ``aggregate_metric_list``) is wrapped
   in the exported ``utils.py`` by :func:`audio_bench_core.numbers.numbers_only` (:func:`wrapper_lines`): a number, or
   ``None`` (JSON ``null``) with a warning naming the task, metric and reason; never an exception.
@@ -16,6 +17,7 @@ The plugin's own tasks keep their metrics and the adapter that guards them (``lm
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 #: Metrics whose aggregation gives no number, by name, with what it is (the exported README's list). Every name here
@@ -58,15 +60,26 @@ def _utils_function(aggregation, where: str) -> str | None:
     return str(aggregation)[len(UTILS_PREFIX) :]
 
 
-def numbers_only_yaml(config: dict, path: Path, wrapped: dict[str, set[str]], dropped: dict[str, list[str]]) -> dict:
+@dataclass
+class Collected:
+    """What :func:`numbers_only_yaml` gathers over a benchmark's YAML files for :func:`wrapper_lines`."""
+
+    #: ``{utils.py aggregation: {metric, ...}}`` (a group's aggregation as ``"<group> group"``).
+    aggregations: dict[str, set[str]] = field(default_factory=dict)
+    #: ``{metric left out: [YAML file, ...]}``.
+    dropped: dict[str, list[str]] = field(default_factory=dict)
+    #: The ``utils.py`` functions named as ``process_results``.
+    process_results: set[str] = field(default_factory=set)
+
+
+def numbers_only_yaml(config: dict, path: Path, collected: Collected) -> dict:
     """The exported YAML ``config`` (from :func:`lmms_eval_tasks.upstream_export.export_yaml`) with the metrics that
-    are not numbers left out of its ``metric_list``; records, for :func:`wrapper_lines`, each kept ``utils.py``
-    aggregation with the metric names it serves (``wrapped``: ``{function: {metric, ...}}``, a group aggregation as
-    ``"<group> group"``), and each metric left out with the YAML files it came from (``dropped``).
+    are not numbers left out of its ``metric_list``; adds to ``collected`` each kept ``utils.py`` aggregation with the
+    metrics it serves, each metric left out with the file it came from, and the ``process_results`` hook.
 
     Raises:
-        ValueError: an aggregation ``!function`` not in ``utils.py``, or a ``metric_list`` entry without ``metric``;
-            the message names ``path``.
+        ValueError: an aggregation or ``process_results`` ``!function`` not in ``utils.py``, or a ``metric_list`` entry
+            without ``metric``; the message names ``path``.
     """
     out = dict(config)
     if "metric_list" in out:
@@ -76,34 +89,35 @@ def numbers_only_yaml(config: dict, path: Path, wrapped: dict[str, set[str]], dr
                 raise ValueError(f"{path}: a metric_list entry without 'metric': {entry!r}")
             metric = entry["metric"]
             if not is_number_metric(metric):
-                dropped.setdefault(metric, []).append(path.name)
+                collected.dropped.setdefault(metric, []).append(path.name)
                 continue
             function = _utils_function(entry.get("aggregation"), f"{path}: {metric}")
             if function:
-                wrapped.setdefault(function, set()).add(metric)
+                collected.aggregations.setdefault(function, set()).add(metric)
             kept.append(entry)
         out["metric_list"] = kept
     for entry in out.get("aggregate_metric_list") or []:
         function = _utils_function(entry.get("aggregation"), f"{path}: group {out.get('group')}")
         if function:
-            wrapped.setdefault(function, set()).add(f"{out.get('group')} group")
+            collected.aggregations.setdefault(function, set()).add(f"{out.get('group')} group")
+    hook = _utils_function(out["process_results"], f"{path}: process_results") if "process_results" in out else None
+    if hook:
+        collected.process_results.add(hook)
     return out
 
 
-def wrapper_lines(wrapped: dict[str, set[str]], numbers_module: str) -> str:
-    """The lines the exported ``utils.py`` ends with: each aggregation of ``wrapped`` rebound to its
-    :func:`audio_bench_core.numbers.numbers_only` form (``numbers_module``: that module's exported dotted name)."""
-    if not wrapped:
+def wrapper_lines(collected: Collected, numbers_module: str) -> str:
+    """The lines the exported ``utils.py`` ends with: each aggregation rebound to its
+    :func:`audio_bench_core.numbers.numbers_only` form, each ``process_results`` hook to its
+    :func:`audio_bench_core.numbers.without_metrics` form (every metric left out, of any of the benchmark's tasks: a
+    key a task does not return costs nothing). ``numbers_module``: that module's exported dotted name."""
+    if not collected.aggregations and not collected.process_results:
         return ""
-    lines = [
-        "",
-        "",
-        "# Every aggregation the task YAML names gives a number or None (null, with a warning) and never raises.",
-        f"from {numbers_module} import numbers_only",
-        "",
-    ]
-    for function in sorted(wrapped):
-        lines.append(f"{function} = numbers_only({function}, {'/'.join(sorted(wrapped[function]))!r})")
+    lines = ["", "", "# Every aggregation the task YAML names gives a number or None (null, with a warning) and never raises.", f"from {numbers_module} import numbers_only, without_metrics", ""]
+    for function in sorted(collected.aggregations):
+        lines.append(f"{function} = numbers_only({function}, {'/'.join(sorted(collected.aggregations[function]))!r})")
+    for function in sorted(collected.process_results):
+        lines.append(f"{function} = without_metrics({function}, {tuple(sorted(collected.dropped))!r})")
     return "\n".join(lines) + "\n"
 
 
@@ -122,7 +136,12 @@ def readme_section(dropped: dict[str, list[str]]) -> str:
         "are reported, no score of it means anything, and the other tasks' results are written as usual.",
     ]
     if dropped:
-        lines += ["", "Not among the figures (they are not numbers); each document's record behind them is in the logged samples", "(`--log_samples`) under the same name:", ""]
+        lines += [
+            "",
+            "Not among the figures (they are not numbers). With `--log_samples`, each document's record behind them is in the",
+            "samples, under a listed metric of the same task (e.g. `cer_official` for the CER breakdowns) or in the `doc`:",
+            "",
+        ]
         for metric in sorted(dropped):
             lines.append(f"- `{metric}`: {NOT_NUMBERS.get(metric, 'a bootstrap 95% interval `[low, high]`')}.")
     return "\n".join(lines) + "\n"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from audio_bench_core import responses
-from audio_bench_core.numbers import as_number, numbers_only
+from audio_bench_core.numbers import as_number, numbers_only, without_metrics
 from lmms_eval_tasks import TASKS_DIR
 from lmms_eval_tasks import upstream_export as ex
 from lmms_eval_tasks import upstream_numbers as un
@@ -115,8 +115,9 @@ def _exported(name: str, benchmark: str = "mcga") -> dict:
 def test_mcga_asr_keeps_its_numbers_and_drops_breakdowns_and_signature():
     config, path = _exported("mcga_asr.yaml"), TASKS_DIR / "mcga/mcga_asr.yaml"
     before = [e["metric"] for e in config["metric_list"]]
-    wrapped, dropped = {}, {}
-    out = un.numbers_only_yaml(config, path, wrapped, dropped)
+    collected = un.Collected()
+    out = un.numbers_only_yaml(config, path, collected)
+    wrapped, dropped = collected.aggregations, collected.dropped
     assert [e["metric"] for e in config["metric_list"]] == before  # the input (and the plugin's YAML) untouched
     kept = [e["metric"] for e in out["metric_list"]]
     assert sorted(set(before) - set(kept)) == ["cer_official_by_dynasty", "cer_official_by_genre", "n_by_dynasty", "n_by_genre", "signature"]
@@ -128,27 +129,27 @@ def test_mcga_asr_keeps_its_numbers_and_drops_breakdowns_and_signature():
 
 def test_parsa_intervals_flags_signature_and_data_source_leave_the_metric_list():
     config = _exported("_asr_metrics_yaml", "parsa")
-    wrapped, dropped = {}, {}
-    out = un.numbers_only_yaml(config, TASKS_DIR / "parsa/_asr_metrics_yaml", wrapped, dropped)
-    assert sorted(dropped) == ["ci_flags", "data_source", "signature", "wer_mean_ci95", "wer_median_ci95"]
+    collected = un.Collected()
+    out = un.numbers_only_yaml(config, TASKS_DIR / "parsa/_asr_metrics_yaml", collected)
+    assert sorted(collected.dropped) == ["ci_flags", "data_source", "signature", "wer_mean_ci95", "wer_median_ci95"]
     assert [e["metric"] for e in out["metric_list"]][:7] == ["wer_median", "wer_mean", "cer_mean", "wer_mean_strict", "wer_fix", "repetition_rate", "refusal_rate"]
 
 
 def test_a_group_aggregation_is_wrapped_and_lmms_evals_own_are_left_alone():
     config = _exported("mmac.yaml", "mmac")
-    wrapped = {}
-    out = un.numbers_only_yaml(config, TASKS_DIR / "mmac/mmac.yaml", wrapped, {})
-    assert wrapped == {"mmac_agg_category_macro": {"mmac group"}} and [e["metric"] for e in out["aggregate_metric_list"]] == ["accuracy", "precision", "coverage"]
+    collected = un.Collected()
+    out = un.numbers_only_yaml(config, TASKS_DIR / "mmac/mmac.yaml", collected)
+    assert collected.aggregations == {"mmac_agg_category_macro": {"mmac group"}} and [e["metric"] for e in out["aggregate_metric_list"]] == ["accuracy", "precision", "coverage"]
     builtin = {"task": "t", "metric_list": [{"metric": "acc", "aggregation": "mean"}]}
-    wrapped = {}
-    assert un.numbers_only_yaml(builtin, TASKS_DIR / "t.yaml", wrapped, {}) == builtin and wrapped == {}
+    collected = un.Collected()
+    assert un.numbers_only_yaml(builtin, TASKS_DIR / "t.yaml", collected) == builtin and collected == un.Collected()
 
 
 def test_an_aggregation_outside_utils_or_an_entry_without_metric_is_an_error_naming_the_yaml():
     with pytest.raises(ValueError, match=r"t\.yaml: acc: aggregation !function other\.f is not in utils\.py"):
-        un.numbers_only_yaml({"metric_list": [{"metric": "acc", "aggregation": ex.FunctionRef("other.f")}]}, TASKS_DIR / "t.yaml", {}, {})
+        un.numbers_only_yaml({"metric_list": [{"metric": "acc", "aggregation": ex.FunctionRef("other.f")}]}, TASKS_DIR / "t.yaml", un.Collected())
     with pytest.raises(ValueError, match=r"t\.yaml: a metric_list entry without 'metric'"):
-        un.numbers_only_yaml({"metric_list": [{"aggregation": "mean"}]}, TASKS_DIR / "t.yaml", {}, {})
+        un.numbers_only_yaml({"metric_list": [{"aggregation": "mean"}]}, TASKS_DIR / "t.yaml", un.Collected())
 
 
 def test_every_declared_non_number_is_a_metric_of_the_plugin():
@@ -157,14 +158,22 @@ def test_every_declared_non_number_is_a_metric_of_the_plugin():
     assert sorted(n for n in names if not un.is_number_metric(n) and n not in un.NOT_NUMBERS) == ["accuracy_ci95", "chrf_pp_ci95", "f1_exact_ci95", "macro_f1_ci95", "wer_mean_ci95", "wer_median_ci95"]
 
 
-def test_the_utils_lines_rebind_each_aggregation_to_its_wrapped_form():
-    text = un.wrapper_lines({"mcga_agg_llm_b": {"llm_b"}, "mmac_agg_category_macro": {"mmac group"}}, "lmms_eval.tasks.mcga.shared.numbers")
-    assert "from lmms_eval.tasks.mcga.shared.numbers import numbers_only\n" in text
-    assert "mcga_agg_llm_b = numbers_only(mcga_agg_llm_b, 'llm_b')\nmmac_agg_category_macro = numbers_only(mmac_agg_category_macro, 'mmac group')\n" in text
-    namespace = {"numbers_only": numbers_only, "mcga_agg_llm_b": lambda items: "not computed: no judge configured", "mmac_agg_category_macro": lambda v, s, w: 1.0}
-    exec(text.replace("from lmms_eval.tasks.mcga.shared.numbers import numbers_only", ""), namespace)  # noqa: S102 - our own generated lines
+def test_the_utils_lines_rebind_each_aggregation_and_process_results_to_their_wrapped_forms():
+    collected = un.Collected({"mcga_agg_llm_b": {"llm_b"}, "mmac_agg_category_macro": {"mmac group"}}, {"signature": ["a.yaml"], "judge": ["a.yaml", "b.yaml"]}, {"hook"})
+    text = un.wrapper_lines(collected, "lmms_eval.tasks._task_utils.audio_bench.numbers")
+    assert "from lmms_eval.tasks._task_utils.audio_bench.numbers import numbers_only, without_metrics\n" in text
+    assert text.endswith("mcga_agg_llm_b = numbers_only(mcga_agg_llm_b, 'llm_b')\nmmac_agg_category_macro = numbers_only(mmac_agg_category_macro, 'mmac group')\nhook = without_metrics(hook, ('judge', 'signature'))\n")
+    namespace = {
+        "numbers_only": numbers_only,
+        "without_metrics": without_metrics,
+        "mcga_agg_llm_b": lambda items: "not computed: no judge configured",
+        "mmac_agg_category_macro": lambda v, s, w: 1.0,
+        "hook": lambda doc, results: {"llm_b": doc, "judge": doc, "signature": "s2tt", "failed_generations": results[0]},
+    }
+    exec(text.replace("from lmms_eval.tasks._task_utils.audio_bench.numbers import numbers_only, without_metrics", ""), namespace)  # noqa: S102 - our own generated lines
     assert namespace["mcga_agg_llm_b"]([{}]) is None and namespace["mmac_agg_category_macro"]([1.0], [1], False) == 1.0
-    assert un.wrapper_lines({}, "x") == ""
+    assert namespace["hook"]({"key": "a.wav"}, ["r"]) == {"llm_b": {"key": "a.wav"}, "failed_generations": "r"}
+    assert un.wrapper_lines(un.Collected(), "x") == ""
 
 
 def test_the_exported_folder_has_no_non_number_metric_and_wraps_every_aggregation(tmp_path):
@@ -173,7 +182,8 @@ def test_the_exported_folder_has_no_non_number_metric_and_wraps_every_aggregatio
     result = ex.export_benchmark("mmac", tmp_path, tests_dir=tmp_path / "tests")
     utils = (result.task_dir / "utils.py").read_text(encoding="utf-8")
     numbers = ex.module_closure("mmac")[ex.NUMBERS_MODULE]
-    assert f"from {numbers.target} import numbers_only\n" in utils and ex.target_file(tmp_path, numbers).is_file()
+    assert f"from {numbers.target} import (\n    numbers_only,\n    without_metrics,\n)\n" in utils and ex.target_file(tmp_path, numbers).is_file()  # isort: 88 columns
+    assert "\nmmac_process_results = without_metrics(mmac_process_results, (\"caption_length\", \"dimensions\", \"judge\", \"signature\"))\n" in utils
     named = set()
     for path in result.task_dir.iterdir():
         if path.suffix == ".yaml" or path.name.endswith("_yaml"):
