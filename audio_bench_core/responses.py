@@ -49,7 +49,9 @@ lmms-eval removed, is the samples' ``resps``.
 
 A run is a **failed run** when more than :data:`FAILED_RUN_SHARE` (50 %) of a task's responses are failed
 generations, empty, or unfinished reasoning (no final answer): the aggregation raises :class:`FailedRunError` naming the task, the share and the first
-error, so the run stops with a non-zero exit (under ``--verbosity DEBUG``, lmms-eval re-raises it).
+error, so the run stops with a non-zero exit (under ``--verbosity DEBUG``, lmms-eval re-raises it). Wrapped in
+:func:`audio_bench_core.numbers.numbers_only` (the aggregations of a task folder run by plain lmms-eval), a failed run
+is reported by these counts and a warning instead, and nothing raises.
 
 Adopting this in a benchmark: in ``process_results`` call :func:`check_response`, score ``checked.answer`` and
 return ``{**checked.metrics(), ...}`` (diagnostics first, so a failed run stops before any judge is called); list
