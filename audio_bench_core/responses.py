@@ -49,7 +49,9 @@ lmms-eval removed, is the samples' ``resps``.
 
 A run is a **failed run** when more than :data:`FAILED_RUN_SHARE` (50 %) of a task's responses are failed
 generations, empty, or unfinished reasoning (no final answer): the aggregation raises :class:`FailedRunError` naming the task, the share and the first
-error, so the run stops with a non-zero exit (under ``--verbosity DEBUG``, lmms-eval re-raises it).
+error, so the run stops with a non-zero exit (under ``--verbosity DEBUG``, lmms-eval re-raises it). Wrapped in
+:func:`audio_bench_core.numbers.numbers_only` (the aggregations of a task folder run by plain lmms-eval), a failed run
+is reported by these counts and a warning instead, and nothing raises.
 
 Adopting this in a benchmark: in ``process_results`` call :func:`check_response`, score ``checked.answer`` and
 return ``{**checked.metrics(), ...}`` (diagnostics first, so a failed run stops before any judge is called); list
@@ -474,10 +476,12 @@ def check_failed_run(records: list[dict]) -> None:
     )
 
 
-def agg_failed_generations(records: list[dict]) -> int:
+def agg_failed_generations(records: list[dict], check: bool = True) -> int:
     """Number of failed generations (failure placeholders), scored as empty answers; warns, and raises
-    :class:`FailedRunError` for a failed run (:func:`check_failed_run`)."""
-    check_failed_run(records)
+    :class:`FailedRunError` for a failed run (:func:`check_failed_run`) unless ``check`` is false (the count alone, for
+    a caller that reports a failed run by its counts: :func:`audio_bench_core.numbers.numbers_only`)."""
+    if check:
+        check_failed_run(records)
     count = sum(1 for r in records if r["failure"])
     if count:
         first = _first(records, "failure")
@@ -485,19 +489,23 @@ def agg_failed_generations(records: list[dict]) -> int:
     return count
 
 
-def agg_empty_responses(records: list[dict]) -> int:
-    """Number of empty (or whitespace-only) responses, failed generations not included; warns when there are any."""
-    check_failed_run(records)
+def agg_empty_responses(records: list[dict], check: bool = True) -> int:
+    """Number of empty (or whitespace-only) responses, failed generations not included; warns when there are any;
+    raises :class:`FailedRunError` for a failed run unless ``check`` is false (as :func:`agg_failed_generations`)."""
+    if check:
+        check_failed_run(records)
     count = sum(1 for r in records if r["empty"])
     if count:
         logger.warning(f"{_task(records)}: {_share(count, records)} are empty")
     return count
 
 
-def agg_unfinished_reasoning(records: list[dict]) -> int:
+def agg_unfinished_reasoning(records: list[dict], check: bool = True) -> int:
     """Number of responses whose reasoning never closed (no final answer; see the module docstring for how each
-    benchmark scores them); warns with the share and an example, and raises :class:`FailedRunError` for a failed run."""
-    check_failed_run(records)
+    benchmark scores them); warns with the share and an example, and raises :class:`FailedRunError` for a failed run
+    unless ``check`` is false (as :func:`agg_failed_generations`)."""
+    if check:
+        check_failed_run(records)
     count = sum(1 for r in records if r.get("unfinished_reasoning"))
     if count:
         first = _first(records, "unfinished_reasoning")

@@ -61,6 +61,8 @@ TASK_UTILS = "lmms_eval.tasks._task_utils.audio_bench"
 #: ``lmms_eval_tasks`` that exported code may import: it goes among upstream's providers (its own pull request).
 JUDGE_PROVIDER = "lmms_eval_tasks.judge_provider"
 EXPORTED_GLUE = {JUDGE_PROVIDER: "lmms_eval.llm_judge.providers.audio_judge"}
+#: The runtime half of "numbers only" (:mod:`lmms_eval_tasks.upstream_numbers`): exported with every benchmark.
+NUMBERS_MODULE = "audio_bench_core.numbers"
 #: isort and black settings of upstream's ``.pre-commit-config.yaml`` (black 25.1.0, isort 6.0.1 there).
 BLACK_LINE_LENGTH = 240
 #: The shared cache root in the export (the plugin's ``audio_bench_core.CACHE_ENV`` / ``CACHE_NAME`` name the plugin).
@@ -172,7 +174,7 @@ def module_closure(benchmark: str | None) -> dict[str, Module]:
     """
     hooks = f"lmms_eval_tasks.{benchmark}.hooks" if benchmark else None
     modules: dict[str, Module] = {}
-    pending = [hooks or JUDGE_PROVIDER]
+    pending = [hooks, NUMBERS_MODULE] if hooks else [JUDGE_PROVIDER]  # utils.py wraps its aggregations with numbers_only
     while pending:
         name = pending.pop()
         if name in modules:
@@ -666,14 +668,21 @@ def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | N
     hooks = f"lmms_eval_tasks.{benchmark}.hooks"
     modules = module_closure(benchmark)
 
-    # YAML first: it decides which shared functions utils.py re-exports.
+    # YAML first: it decides which shared functions utils.py re-exports, and which aggregations it wraps.
+    from lmms_eval_tasks import upstream_numbers
+
     reexports: dict[str, str] = {}
+    numbers = upstream_numbers.Collected()
     yamls = {}
     for path in sorted((TASKS_DIR / benchmark).iterdir()):
         if main_setting_only and not is_main_setting(path.name):
             continue
         if path.name.endswith(".yaml") or (path.name.startswith("_") and path.name.endswith("_yaml")):
             config = export_yaml(read_yaml(path), path, spec, hooks, modules, reexports)
+            try:  # numbers only: metrics that are not numbers leave metric_list, every aggregation is wrapped
+                config = upstream_numbers.numbers_only_yaml(config, path, numbers)
+            except ValueError as error:
+                raise ExportError(str(error)) from None
             yamls[path.name] = _yaml_header(path, config, spec) + dump_yaml(config)
         elif path.is_file() and path.name not in NOT_EXPORTED and path.suffix != ".py" and path.name != "__pycache__":
             raise ExportError(f"{path}: a file of the task folder the export does not know what to do with")
@@ -682,8 +691,9 @@ def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | N
     for name, text in yamls.items():
         files[task_dir / name] = text
     sources = module_files(modules, root, files, hooks, spec, reexports)
+    files[target_file(root, modules[hooks])] += upstream_numbers.wrapper_lines(numbers, modules[NUMBERS_MODULE].target)
     dependencies = extra_dependencies(sources)
-    readme = render_readme(spec, yamls, dependencies, sorted(m.name for m in modules.values()))
+    readme = render_readme(spec, yamls, dependencies, sorted(m.name for m in modules.values()), upstream_numbers.readme_section(numbers.dropped))
     files[task_dir / "README.md"] = readme
     test_template = TEMPLATES / f"test_{benchmark}.py"
     if not test_template.is_file():
@@ -716,8 +726,9 @@ def export_judge_provider(root: str | Path, tests_dir: str | Path | None = None)
     return write_files(files, root)
 
 
-def render_readme(spec: Benchmark, yamls: dict[str, str], dependencies: list[tuple[str, str]], modules: list[str]) -> str:
-    """The exported README: the template ``_upstream/README.template.md`` filled in for ``spec``."""
+def render_readme(spec: Benchmark, yamls: dict[str, str], dependencies: list[tuple[str, str]], modules: list[str], results: str = "") -> str:
+    """The exported README: the template ``_upstream/README.template.md`` filled in for ``spec``; ``results``: its
+    Results section (:func:`lmms_eval_tasks.upstream_numbers.readme_section`)."""
     tasks = []
     for name, text in sorted(yamls.items()):
         config = read_yaml_text(text)
@@ -746,6 +757,7 @@ def render_readme(spec: Benchmark, yamls: dict[str, str], dependencies: list[tup
         "unset": UNSET_TEXT[spec.unset_data].format(data_env=spec.data_env),
         "loading": LOADING_TEXT["hub_layout" if hub_configs(spec.name) else "release_layout"].format(dataset_path=spec.dataset_path),
         "plugin_version": plugin_version,
+        "results": results,
     }
     return template.format(**fields)
 
@@ -770,7 +782,7 @@ UNSET_TEXT = {
 JUDGE_SECTION = """The judged metrics call an OpenAI-compatible chat-completions server, configured by `AUDIO_JUDGE_*` environment
 variables (`AUDIO_JUDGE_BASE_URL`, `AUDIO_JUDGE_MODEL`, `AUDIO_JUDGE_API_KEY_VAR` naming the variable that holds the
 key, ...; the full list is the docstring of `shared/judge_config.py:JudgeConfig`). With no judge configured the judged metrics
-read "not computed: ..." and every other metric is still reported.
+are `null` (a warning in the log says why) and every other metric is still reported.
 
 Why a second judge client beside `lmms_eval.llm_judge`: these tasks need what `llm_judge` does not have:
 

@@ -72,11 +72,11 @@ def test_official_cer_counts_the_joining_spaces(release_folder):
     assert mcga_utils.mcga_agg_cer_official_by_genre(items) == pytest.approx({"诗": 100 / 9, "词": 0.0})
 
 
-def test_empty_answers_are_counted_and_a_mostly_empty_run_fails(release_folder):
+def test_a_mostly_empty_run_is_reported_by_its_counts_not_raised(release_folder):
     docs = _asr_docs()
     records = [mcga_utils.mcga_process_results(doc, [""])["empty_responses"] for doc in docs]
-    with pytest.raises(RuntimeError, match="failed run"):
-        mcga_utils.agg_empty_responses(records)
+    assert mcga_utils.agg_empty_responses(records) == len(docs) == 2  # a failed run: a warning says so, nothing raises
+    assert mcga_utils.agg_failed_generations(records) == 0
 
 
 def test_signature_names_the_normaliser_and_library_versions(release_folder):
