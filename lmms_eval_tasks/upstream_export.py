@@ -149,6 +149,11 @@ def project_imports(source: str, filename: str) -> list[tuple[ast.stmt, str, lis
     return found
 
 
+#: The benchmark module that writes the hub layout from the release (``python -m <benchmark>.hub_dataset``), exported
+#: as the task folder's ``make_hub_dataset.py``.
+HUB_DATASET_MODULE = "hub_dataset"
+
+
 def _target(name: str, benchmark: str | None, hooks: str | None) -> str:
     """Dotted name in the export of the project module ``name`` (``benchmark``: whose code is exported; ``None`` for
     the judge provider alone)."""
@@ -158,6 +163,8 @@ def _target(name: str, benchmark: str | None, hooks: str | None) -> str:
         return EXPORTED_GLUE[name]
     top, _, rest = name.partition(".")
     if benchmark and top == benchmark:
+        if rest == HUB_DATASET_MODULE:  # the contributor's command: make_hub_dataset.py RELEASE_DIR OUT_DIR
+            return f"lmms_eval.tasks.{benchmark}.make_hub_dataset"
         return f"lmms_eval.tasks.{benchmark}.{rest}" if rest else f"lmms_eval.tasks.{benchmark}"
     if top in SHARED_PACKAGES:
         return f"{TASK_UTILS}.{rest}" if rest else TASK_UTILS
@@ -175,6 +182,8 @@ def module_closure(benchmark: str | None) -> dict[str, Module]:
     hooks = f"lmms_eval_tasks.{benchmark}.hooks" if benchmark else None
     modules: dict[str, Module] = {}
     pending = [hooks, NUMBERS_MODULE] if hooks else [JUDGE_PROVIDER]  # utils.py wraps its aggregations with numbers_only
+    if benchmark and _module_file(f"{benchmark}.{HUB_DATASET_MODULE}"):
+        pending.append(f"{benchmark}.{HUB_DATASET_MODULE}")
     while pending:
         name = pending.pop()
         if name in modules:
@@ -700,6 +709,9 @@ def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | N
         raise ExportError(f"{test_template}: no upstream-style test template for {benchmark}")
     test_file = tests_dir / f"test_{benchmark}.py"
     files[test_file] = test_template.read_text(encoding="utf-8")
+    settings_tests = TEMPLATES / f"test_{benchmark}_settings.py"
+    if settings_tests.is_file() and not main_setting_only:  # the other settings' tests, after the main setting's
+        files[test_file] += "\n\n" + settings_tests.read_text(encoding="utf-8").split('"""', 2)[2].lstrip("\n")
 
     return ExportResult(task_dir, test_file, write_files(files, root), dependencies)
 

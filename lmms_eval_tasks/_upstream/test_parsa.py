@@ -41,7 +41,7 @@ def _score(docs, answers, metric):
 
 
 def test_parsa_tasks_are_registered():
-    expected = {"parsa", "parsa_asr", "parsa_intent", "parsa_vazn", "parsa_intent_text", "parsa_vazn_fewshot"}
+    expected = {"parsa", "parsa_asr", "parsa_intent", "parsa_vazn", "parsa_music", "parsa_paralinguistic"}
     assert not expected.difference(TaskManager("ERROR").all_tasks)
 
 
