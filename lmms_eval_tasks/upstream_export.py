@@ -851,6 +851,9 @@ def _main_series(root: str, prefix: str, python: str | None) -> int:
     for result in results:
         tests = {None: "tests not run", True: "tests pass", False: "TESTS FAIL"}[result.passed]
         print(f"{result.branch}: on {result.base[:12]}, {result.files} files, +{result.added} -{result.removed} lines, {tests}")
+        for folder, lines in result.sizes.items():
+            goal = upstream_series.SIZE_GOALS[(result.branch.removeprefix(prefix), folder)]
+            print(f"  {folder}: {lines} lines ({'within' if lines <= goal else 'over'} the goal of {goal})")
     for name, why in upstream_series.HELD.items():
         print(f"{name}: no branch. {why}")
     return 1 if any(result.passed is False for result in results) else 0

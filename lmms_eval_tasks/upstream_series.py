@@ -44,6 +44,21 @@ TASK_LIST_LINES = {
 }
 
 
+#: Issue 28's size goals, in lines (JSON data the tasks read not counted), per folder, measured on the branch that
+#: adds it: ``(branch, folder): goal``.
+SIZE_GOALS = {
+    ("mcga", "lmms_eval/tasks/mcga"): 2000,
+    ("parsa", "lmms_eval/tasks/parsa"): 3000,
+    ("mcga", "lmms_eval/tasks/_task_utils/audio_bench"): 1500,
+}
+
+
+def folder_lines(folder: Path) -> int:
+    """Lines of the files below ``folder``, JSON/JSONL data and ``__pycache__`` left out."""
+    files = [p for p in folder.rglob("*") if p.is_file() and p.suffix not in (".json", ".jsonl") and "__pycache__" not in p.parts]
+    return sum(len(p.read_bytes().splitlines()) for p in files)
+
+
 class SeriesError(ex.ExportError):
     """The series cannot be written into this checkout; the message says why."""
 
@@ -264,6 +279,7 @@ class BranchResult:
     removed: int
     validation: list[str] = field(default_factory=list)
     passed: bool | None = None  # None: tests not run
+    sizes: dict[str, int] = field(default_factory=dict)  # folder: lines (:data:`SIZE_GOALS`' folders on this branch)
 
 
 def write_series(root: str | Path, prefix: str = "audio-bench/", python: str | None = None) -> list[BranchResult]:
@@ -300,7 +316,8 @@ def write_series(root: str | Path, prefix: str = "audio-bench/", python: str | N
                 validation.append(f"`RESULTS.md: the official eval/eval_model.py beside this task on the same outputs` | sample size: `N={sum(n for _, n, _, _ in rows)} items` | key metrics: `{'; '.join(f'{name} {ours:.2f}' for name, _, _, ours in rows)}` | result: `{'pass' if equal else 'fail'}`")
             git(root, "commit", "-q", "-m", describe(pr, validation))
             stats = [line.split("\t") for line in git(root, "diff", "--numstat", base, "HEAD").splitlines()]
-            results.append(BranchResult(prefix + pr.branch, base, len(stats), sum(int(a) for a, _, _ in stats if a != "-"), sum(int(r) for _, r, _ in stats if r != "-"), validation, passed))
+            sizes = {folder: folder_lines(root / folder) for branch, folder in SIZE_GOALS if branch == pr.branch}
+            results.append(BranchResult(prefix + pr.branch, base, len(stats), sum(int(a) for a, _, _ in stats if a != "-"), sum(int(r) for _, r, _ in stats if r != "-"), validation, passed, sizes))
     finally:  # the tree was clean: what a failed branch left uncommitted is ours to remove
         git(root, "reset", "-q", "--hard")
         git(root, "clean", "-q", "-fd")

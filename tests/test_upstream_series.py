@@ -70,6 +70,12 @@ def test_each_branch_is_built_on_its_base_and_described_in_upstreams_template(se
         validation = message.split("## Validation\n")[1].split("\n\n")[0].splitlines()
         assert validation and all(re.fullmatch(r"- `[^`]+` \| sample size: `N=\d+ (tests|items)` \| key metrics: `[^`]+` \| result: `pass`", line) for line in validation), (pr.branch, validation)
         assert results[pr.branch].passed is True and results[pr.branch].added > 0
+    sizes = {folder: lines for result in results.values() for folder, lines in result.sizes.items()}
+    assert set(sizes) == {folder for _, folder in upstream_series.SIZE_GOALS}
+    # Issue 28's line goals (SIZE_GOALS) are not met yet (README, 'Contributing upstream'); these ceilings, the sizes
+    # measured on 2026-12-03, keep the folders from growing until they are.
+    ceilings = {"lmms_eval/tasks/mcga": 3150, "lmms_eval/tasks/parsa": 4500, "lmms_eval/tasks/_task_utils/audio_bench": 4800}
+    assert {folder: lines for folder, lines in sizes.items() if lines > ceilings[folder]} == {}, sizes
 
 
 def test_upstreams_pre_commit_hooks_leave_every_branch_unchanged(series):
