@@ -46,8 +46,7 @@ The code is split by concern; this module gathers its public names (``from audio
 - :mod:`audio_bench_core.judge_identity`: which judge made the verdicts: the audit of cached verdicts
   (``AUDIO_JUDGE_AUDIT``), re-judging (``AUDIO_JUDGE_REFRESH``), two judges in one figure.
 
-The modules are flat (not a subpackage) because ``lmms-eval-audio-export`` copies the shared modules into one flat
-``shared/`` folder.
+The modules are flat (not a subpackage): the shared code is one folder wherever it is installed.
 """
 
 from audio_bench_core.judge_cache import JudgeCache, JudgeCacheError

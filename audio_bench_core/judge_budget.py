@@ -1,5 +1,5 @@
 """The judge-call budget of a process (``AUDIO_JUDGE_MAX_CALLS``) and the cost estimate of a judge pass before it runs.
-Part of :mod:`audio_bench_core.judge` (issue 25 item 4).
+Part of :mod:`audio_bench_core.judge`.
 
 Budget: every HTTP attempt to the judge (first tries, retries and the resend of a request whose field the endpoint
 refused) takes one call from one count shared by every judge pass of the process (all tasks of a run); replies served

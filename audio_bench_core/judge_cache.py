@@ -61,7 +61,7 @@ class JudgeCache:
     def _open_anchor(self) -> None:
         """Hold one idle connection while the cache is in use: when the last connection to a WAL database closes,
         SQLite checkpoints and deletes the WAL, which made every get/put (each on its own connection) cost about
-        1.3 ms instead of about 0.1 ms (bench/judge_throughput.py)."""
+        1.3 ms instead of about 0.1 ms."""
         self._close_anchor()
         self._anchor = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
         self._anchor.execute("SELECT count(*) FROM replies WHERE 0").fetchall()  # opens the WAL index, and keeps it open
@@ -78,7 +78,7 @@ class JudgeCache:
         with closing(self._connect()) as db, db:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, request TEXT, content TEXT, model TEXT, created REAL, usage TEXT)")
-            if "usage" not in {row[1] for row in db.execute("PRAGMA table_info(replies)")}:  # a cache made before issue 25
+            if "usage" not in {row[1] for row in db.execute("PRAGMA table_info(replies)")}:  # a cache made before the usage column
                 try:
                     db.execute("ALTER TABLE replies ADD COLUMN usage TEXT")
                 except sqlite3.OperationalError as error:  # another process added it meanwhile

@@ -223,7 +223,7 @@ class Judge:
         TypedDict annotations (a no-op for our plain string messages) and the pydantic ``ChatCompletion`` built
         from the reply, of which only two fields are read: together a third of the client's CPU per call
         (1.5-1.6 ms -> 1.1-1.3 ms), which matters at short latencies and high concurrency, where the replies of
-        a wave queue for the interpreter lock (bench/README.md, section Judge).
+        a wave queue for the interpreter lock.
         """
         openai = self._openai
         body = self._body(params)
@@ -393,8 +393,7 @@ class Judge:
         ``_STORE_EVERY_S`` (0.5 s), at the end of the pass, and at once when the pass is interrupted; a call still
         in flight when the pass returns (breaker, Ctrl-C) stores its own reply if it ends. So the workers' path
         from one reply to the next call holds no SQLite work, and the 32 replies of a wave cost one commit, not 32
-        (at concurrency 32 the SQLite work per call had cost about 0.07 of the ideal throughput:
-        bench/judge_throughput.py).
+        (at concurrency 32 the SQLite work per call had cost about 0.07 of the ideal throughput).
 
         Args:
             requests: the calls.

@@ -1,11 +1,10 @@
-"""Per-document judge scores of a run, for paired comparisons (``audio-bench-compare``, issue 26).
+"""Per-document judge scores of a run, for paired comparisons of two runs on the same documents.
 
 The judge runs in a task's aggregation, after lmms-eval has logged the samples, so the samples cannot carry
 per-document judge scores. The task hooks :func:`record` them here, keyed by each document's key (the ``key`` of
-its per-document item, else its ``id``: the same key the item carries in the logged samples), and the lmms-eval
-adapter (:func:`lmms_eval_tasks.plugin.record_failures_on_other_tasks`) writes :func:`recorded` into the results
-file under ``results["lmms_eval_audio_plugin"]["judged_documents"][<task>]`` (not into the samples: issue 27 keeps
-them small). Framework-free, like :mod:`audio_bench_core.run_status`.
+its per-document item, else its ``id``: the same key the item carries in the logged samples), and an lmms-eval
+adapter may write :func:`recorded` into the results file (not into the samples, which stay small). Framework-free,
+like :mod:`audio_bench_core.run_status`.
 
 Record shapes (one per judged task; every document the task judged has an entry):
 

@@ -10,7 +10,7 @@ Per task, counts of documents (all lower-is-better, in the results JSON as ``<me
 
 - ``failed_generations``: the response is a failure placeholder, not an answer: lmms-eval's API models
   (``openai``, ``gemini``, ...) return ``"[LMMS_EVAL_REQUEST_FAILED after N retries] <error>"`` when a request
-  fails; this plugin's models return ``GENERATION_FAILED_PREFIX + " <error>"`` when generation raised. It is scored
+  fails; a model wrapper may return ``GENERATION_FAILED_PREFIX + " <error>"`` when its generation raised. It is scored
   as the empty answer ``""`` (MCGA: an empty hypothesis/answer; PARSA: what the paper's rule does with an empty
   response). lmms-eval's own local wrappers return ``""`` when generation raises; that is an empty response. A
   response that is not a string is read as its text (a list of one string, text parts, a chat message, a number:
@@ -659,7 +659,7 @@ def samples_with_diagnostics_once(samples: list[dict]) -> list[dict]:
 
 def diagnostics_of(sample: dict) -> dict | None:
     """The diagnostics record of one written sample record, in either samples-file shape: ``sample["diagnostics"]``
-    (since issue 27), or the copy under each counter (earlier files); ``None`` when it has none."""
+    (current files), or the copy under each counter (earlier files); ``None`` when it has none."""
     record = sample.get(SAMPLES_DIAGNOSTICS_KEY)
     if isinstance(record, dict):
         return record

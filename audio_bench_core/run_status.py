@@ -6,9 +6,8 @@ raised; its withheld figures read ``"not computed: <reason>"`` (:func:`withheld`
 written as usual. A task is ``incomplete`` when it stopped early on purpose (a judge budget reached): its figures
 cover fewer documents than the run asked for.
 
-Framework-free: the lmms-eval adapter (:mod:`lmms_eval_tasks.plugin`) writes :func:`statuses` into the results file
-(``results["lmms_eval_audio_plugin"]["task_status"]``) and, in a CLI run, exits 1 after every results and samples
-file is written when any task has a status. Any layer may :func:`mark` a task; the first status of a task is kept
+Framework-free: an lmms-eval adapter may write :func:`statuses` into the results file and, in a CLI run, exit 1
+after every results and samples file is written when any task has a status. Any layer may :func:`mark` a task; the first status of a task is kept
 unless a later one is ``failed`` (failed wins), and every distinct reason is kept in order.
 
 Record shape (one per task with a status): ``{"status": "failed" | "incomplete", "reasons": [str, ...]}``.

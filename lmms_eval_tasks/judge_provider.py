@@ -124,7 +124,7 @@ class LlmJudgeClient:
     class when another copy of the module registered the name last), each of our
     :class:`JudgeRequest` is sent as an ``llm_judge`` ``Request`` (its messages, and a ``ServerConfig`` carrying its token
     limit) and comes back as a ``Response`` whose ``raw_response`` is the :class:`JudgeReply` the pass reads. The request
-    body sent is the one :class:`Judge` builds for the same :class:`JudgeRequest` (tests/test_judge_provider.py).
+    body sent is the one :class:`Judge` builds for the same :class:`JudgeRequest` (the provider's tests check it).
 
     Args:
         config: the pass's judge settings; they must be the ones the provider reads (``AUDIO_JUDGE_*``).

@@ -7,8 +7,9 @@
   relative ``!function utils.<name>`` references; ``utils.py`` (the benchmark's hooks, importing the modules
   below absolutely, ``lmms_eval.tasks.<benchmark>.<module>``, because lmms-eval executes ``utils.py`` as a standalone
   file with no package); the benchmark package's modules that the hooks use, with the JSON data they read,
-  importing each other relatively; ``shared/`` holding only the framework-free shared modules those modules use;
-  a ``README.md`` (tasks, data, judge, dependencies, what differs from the plugin);
+  importing each other relatively; ``lmms_eval/tasks/_task_utils/audio_bench/`` holding the framework-free shared
+  modules those modules use (:data:`TASK_UTILS`);
+  a ``README.md`` (tasks, data, judge, results, dependencies; no word of the plugin);
 - ``test/eval/test_<benchmark>.py``: unit tests in upstream's style (``--tests-dir`` puts them elsewhere).
 
 What changes on the way (:func:`export_benchmark` checks each and stops with the file and the reason otherwise):
@@ -19,13 +20,14 @@ What changes on the way (:func:`export_benchmark` checks each and stops with the
   local override YAML), the hooks read the release layout from ``$<BENCHMARK>_DATA_DIR``; the sample (audio) is not
   exported;
 - YAML blocks keyed by models only this plugin provides (``faster_whisper``, ``replay``) are dropped;
+- the plugin's own command-line functions are left out (:data:`LEFT_OUT`), its messages that name a plugin command or
+  page say something else (:data:`EXPORT_TEXT`), and its failure placeholder is neutral (:data:`EXPORT_CONSTANTS`);
 - the Python files are formatted as upstream's pre-commit does (isort ``--profile black``, black
   ``--line-length=240``), with lmms-eval's folder as isort's first-party source.
 
 Nothing of the plugin's lmms-eval integration is exported (``lmms_eval_tasks/plugin.py``: exit status 1 on a
-failed run, the printed-table filter, the UTF-8 results writer): the exported README says what upstream does
-instead. The dependencies the exported code imports beyond lmms-eval's own are listed in the README
-(:func:`extra_dependencies`).
+failed run, the printed-table filter, the UTF-8 results writer). The dependencies the exported code imports
+beyond lmms-eval's own are listed in the README (:func:`extra_dependencies`).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import re
 import shutil
 import sys
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, requires, version
+from importlib.metadata import PackageNotFoundError, requires
 from pathlib import Path
 
 import yaml
@@ -198,7 +200,7 @@ def module_closure(benchmark: str | None) -> dict[str, Module]:
         modules[name] = module
         if benchmark and name.split(".")[0] == benchmark and name != benchmark and benchmark not in modules:
             pending.append(benchmark)  # the benchmark package's __init__ becomes the folder's __init__.py
-        for _, imported, names in project_imports(path.read_text(encoding="utf-8"), str(path)):
+        for _, imported, names in project_imports(exported_source(name, path), str(path)):
             module.imports.append(imported)
             pending.append(imported)
             for alias in names:  # `from mcga import data`: a submodule
@@ -286,6 +288,91 @@ def set_constant(source: str, name: str, value: str, filename: str) -> str:
             lines[node.value.lineno - 1] = line[: node.value.col_offset] + repr(value).replace("'", '"') + line[node.value.end_col_offset :]
             return "".join(lines)
     raise ExportError(f"{filename}: no module-level `{name} = \"...\"` to set to {value!r}")
+
+
+#: Module constants the export sets to a value of its own: ``{module: {name: value}}`` (:func:`set_constant`).
+EXPORT_CONSTANTS = {
+    # The plugin's models emit the plugin's placeholder; upstream's models emit none (nothing exported depends on it).
+    "audio_bench_core.responses": {"GENERATION_FAILED_PREFIX": "[GENERATION_FAILED]"},
+}
+#: Top-level functions of the plugin's command-line tools (``mcga-data``, ``parsa-data``) left out of the export, with
+#: the module's ``if __name__ == "__main__":`` block: the exported tasks load through lmms-eval and
+#: ``make_hub_dataset.py`` (:func:`leave_out`).
+LEFT_OUT = {"mcga.data": ("main", "_main"), "parsa.data": ("main", "_main", "check_command")}
+#: What the plugin's messages tell its users that the export says otherwise (a plugin command, a page of the plugin's
+#: docs): ``{module: ((plugin text, exported text), ...)}``, replaced in the module's source before its imports and
+#: prose are rewritten (:func:`export_text`). Wording true in both places belongs in the source, not here.
+EXPORT_TEXT = {
+    "mcga.data": (
+        ("(then run: mcga-data check DIR/data)", "(then set MCGA_DATA_DIR=DIR/data)"),
+        (" (mcga-data download DEST writes DEST/data).", "."),
+    ),
+    "parsa.data": (
+        ("(`parsa-data download DEST`, then", "(`hf download {HUB_REPO_ID} --repo-type dataset --local-dir DEST`, then"),
+        ("Give the folder written by `parsa-data download DEST` (it holds", "Give the PARSA-Bench data folder (it holds"),
+    ),
+    "parsa.metrics": (("; score the logged samples in a COMET venv with `python -m parsa.comet_offline` (lmms_eval_tasks/parsa/README.md, 'COMET')", " (`pip install unbabel-comet`)"),),
+    "audio_bench_core.audio": ((" (mcga-data / parsa-data / mmac-data check)", ""),),
+    "audio_bench_core.judge_config": (("; see docs/judge.md)", "; see the task folder's README.md, 'Judge')"),),
+    "audio_bench_core.judge_client": (("(docs/judge.md, section Judge families)", "(JudgeConfig.request_fields)"),),
+}
+
+
+def export_text(source: str, module: str, filename: str) -> str:
+    """``source`` with each plugin text of :data:`EXPORT_TEXT` for ``module`` replaced by its exported text.
+
+    Raises:
+        ExportError: a plugin text that does not occur in ``source`` (the table is out of date), naming module and text.
+    """
+    for plugin, exported in EXPORT_TEXT.get(module, ()):
+        if plugin not in source:
+            raise ExportError(f"{filename}: EXPORT_TEXT[{module!r}]: the text {plugin!r} is not in the module (reworded? update the table)")
+        source = source.replace(plugin, exported)
+    return source
+
+
+def leave_out(source: str, names: tuple[str, ...], filename: str) -> str:
+    """``source`` without the top-level functions ``names`` (with the comment lines right above each), its top-level
+    ``if __name__ == "__main__":`` block, and the top-level imports that only they used.
+
+    Raises:
+        ExportError: a name that is not a top-level function of ``source``, or one that what is kept still uses (a
+            name in the code, or a ``:func:`` reference in a docstring).
+    """
+    tree = ast.parse(source, filename)
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    missing = [name for name in names if name not in functions]
+    if missing:
+        raise ExportError(f"{filename}: LEFT_OUT names {', '.join(missing)}: not a top-level function there")
+    main_block = [node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test).replace("'", '"') == '__name__ == "__main__"']
+    removed = [functions[name] for name in names] + main_block
+    imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    rest = [node for node in tree.body if node not in removed and node not in imports]
+
+    def used(nodes: list[ast.stmt]) -> set[str]:
+        return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+    unused = [node for node in imports if not any((a.asname or a.name).split(".")[0] in used(rest) for a in node.names) and any((a.asname or a.name).split(".")[0] in used(removed) for a in node.names)]
+    lines = source.splitlines(keepends=True)
+    drop = set()
+    for node in removed + unused:
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
+        while first > 0 and lines[first - 1].lstrip().startswith("#"):
+            first -= 1
+        drop.update(range(first, node.end_lineno))
+    kept = "".join(line for i, line in enumerate(lines) if i not in drop).rstrip("\n") + "\n"
+    for name in names:
+        if name in used(rest) or re.search(rf":func:`[\w.~]*\b{re.escape(name)}`", kept):
+            raise ExportError(f"{filename}: LEFT_OUT removes {name}, which the code the export keeps still uses or cites")
+    return kept
+
+
+def exported_source(module: str, path: Path) -> str:
+    """The source of ``module`` as the export starts from it: :data:`LEFT_OUT` removed, :data:`EXPORT_TEXT` applied."""
+    source = path.read_text(encoding="utf-8")
+    if module in LEFT_OUT:
+        source = leave_out(source, LEFT_OUT[module], str(path))
+    return export_text(source, module, str(path))
 
 
 def data_files_used(module: Module, source: str) -> list[Path]:
@@ -581,13 +668,12 @@ def rewrite_prose(text: str) -> str:
 
 def module_files(modules: dict[str, Module], root: Path, files: dict[Path, str | bytes], hooks: str | None = None, spec: Benchmark | None = None, reexports: dict[str, str] | None = None) -> list[str]:
     """Add each module of ``modules`` (rewritten: imports, prose, the benchmark's settings) and the data files it reads
-    to ``files``; returns the original sources (for the dependency list)."""
+    to ``files``; returns the sources before the rewriting (:func:`exported_source`; for the dependency list)."""
     sources = []
     for module in modules.values():
-        source = module.path.read_text(encoding="utf-8")
-        source = use_upstream_equivalents(source, str(module.path))
+        source = use_upstream_equivalents(exported_source(module.name, module.path), str(module.path))
         rewritten = rewrite_prose(rewrite_imports(source, module, modules))
-        for name, value in EQUIVALENT_CONSTANTS.get(module.name, {}).items():
+        for name, value in {**EQUIVALENT_CONSTANTS.get(module.name, {}), **EXPORT_CONSTANTS.get(module.name, {})}.items():
             rewritten = set_constant(rewritten, name, value, str(module.path))
         if spec and module.name == f"{spec.name}.data":  # no sample in the export: an unset data variable means the hub (or is an error)
             rewritten = set_constant(rewritten, "UNSET_DATA_DIR", spec.unset_data, str(module.path))
@@ -650,7 +736,7 @@ def is_main_setting(yaml_name: str) -> bool:
     return not yaml_name.removesuffix(".yaml").endswith(OTHER_SETTINGS)
 
 
-def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | None = None, force: bool = False, main_setting_only: bool = False) -> ExportResult:
+def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | None = None, force: bool = False, main_setting_only: bool = False, extra: dict[str, str] | None = None) -> ExportResult:
     """Write ``benchmark`` into the lmms-eval tree at ``root`` (see the module docstring).
 
     Args:
@@ -659,6 +745,7 @@ def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | N
         tests_dir: where ``test_<benchmark>.py`` goes (default ``root/test/eval``).
         force: replace an existing ``lmms_eval/tasks/<benchmark>/`` (else it is an error).
         main_setting_only: leave out the task files of the other settings (:func:`is_main_setting`).
+        extra: more files of the task folder, ``{name: text}`` (the series' ``RESULTS.md``; the README names it).
 
     Raises:
         ExportError: unknown benchmark, ``root`` is not an lmms-eval tree, the folder exists without ``force``, or
@@ -702,8 +789,9 @@ def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | N
     sources = module_files(modules, root, files, hooks, spec, reexports)
     files[target_file(root, modules[hooks])] += upstream_numbers.wrapper_lines(numbers, modules[NUMBERS_MODULE].target)
     dependencies = extra_dependencies(sources)
-    readme = render_readme(spec, yamls, dependencies, sorted(m.name for m in modules.values()), upstream_numbers.readme_section(numbers.dropped))
-    files[task_dir / "README.md"] = readme
+    for name, text in (extra or {}).items():
+        files[task_dir / name] = text
+    files[task_dir / "README.md"] = render_readme(spec, yamls, dependencies, upstream_numbers.readme_section(numbers.dropped), "RESULTS.md" in (extra or {}))
     test_template = TEMPLATES / f"test_{benchmark}.py"
     if not test_template.is_file():
         raise ExportError(f"{test_template}: no upstream-style test template for {benchmark}")
@@ -738,9 +826,20 @@ def export_judge_provider(root: str | Path, tests_dir: str | Path | None = None)
     return write_files(files, root)
 
 
-def render_readme(spec: Benchmark, yamls: dict[str, str], dependencies: list[tuple[str, str]], modules: list[str], results: str = "") -> str:
+#: How each benchmark is scored, the exported README's first lines.
+SCORED_AS = {
+    "mcga": "The `*_official` figures follow the official scorer, `eval/eval_model.py` of github.com/yxduir/MCGA.",
+    "parsa": "Answers are read and scored as the paper's protocol reads them.",
+    "mmac": "Each caption is judged per dimension with the paper's rubric.",
+}
+#: The exported README's line for a ``RESULTS.md`` in the task folder (``export_benchmark(extra=...)``).
+RESULTS_EVIDENCE = "\n`RESULTS.md` sets the official scorer's figures beside these tasks' on the same outputs."
+
+
+def render_readme(spec: Benchmark, yamls: dict[str, str], dependencies: list[tuple[str, str]], results: str = "", has_results_file: bool = False) -> str:
     """The exported README: the template ``_upstream/README.template.md`` filled in for ``spec``; ``results``: its
-    Results section (:func:`lmms_eval_tasks.upstream_numbers.readme_section`)."""
+    Results section (:func:`lmms_eval_tasks.upstream_numbers.readme_section`); ``has_results_file``: the folder holds
+    a ``RESULTS.md`` (:data:`RESULTS_EVIDENCE`)."""
     tasks = []
     for name, text in sorted(yamls.items()):
         config = read_yaml_text(text)
@@ -750,10 +849,6 @@ def render_readme(spec: Benchmark, yamls: dict[str, str], dependencies: list[tup
             label = config.get("group") or config.get("task")
             tasks.append(f"| `{label}` | {kind} | {description} |")
     template = (TEMPLATES / "README.template.md").read_text(encoding="utf-8")
-    try:
-        plugin_version = version("lmms-eval-audio-plugin")
-    except PackageNotFoundError:
-        plugin_version = "unknown"
     fields = {
         "name": spec.name,
         "title": spec.title,
@@ -764,11 +859,11 @@ def render_readme(spec: Benchmark, yamls: dict[str, str], dependencies: list[tup
         "tasks": "\n".join(tasks),
         "example_tasks": ",".join(spec.example_tasks),
         "dependencies": dependency_lines(dependencies),
-        "modules": ", ".join(f"`{m}`" for m in modules),
+        "scored_as": SCORED_AS[spec.name],
+        "evidence": RESULTS_EVIDENCE if has_results_file else "",
         "judge": JUDGE_SECTION if spec.judged else "This benchmark is not judged: every score is computed locally.\n",
         "unset": UNSET_TEXT[spec.unset_data].format(data_env=spec.data_env),
         "loading": LOADING_TEXT["hub_layout" if hub_configs(spec.name) else "release_layout"].format(dataset_path=spec.dataset_path),
-        "plugin_version": plugin_version,
         "results": results,
     }
     return template.format(**fields)
@@ -786,29 +881,19 @@ LOADING_TEXT = {
 }
 UNSET_TEXT = {
     "hub": "Where what lmms-eval loaded is not the hub layout (a local override YAML, below) and `{data_env}` is unset, `process_docs` fetches the release itself on first use (MCGA: the test archive, extracted once "
-    "into `$LMMS_EVAL_AUDIO_PLUGIN_CACHE/mcga_release`; PARSA-Bench: a snapshot in the Hugging Face cache, `PARSA_HUB_REVISION` "
+    f"into `${EXPORTED_CACHE_ENV}/mcga_release`; PARSA-Bench: a snapshot in the Hugging Face cache, `PARSA_HUB_REVISION` "
     "pins a commit): the loaders read and check the release in its own layout, rows and audio together.",
     "required": "`{data_env}` is required until the release: there is no default data.",
 }
 
-JUDGE_SECTION = """The judged metrics call an OpenAI-compatible chat-completions server, configured by `AUDIO_JUDGE_*` environment
-variables (`AUDIO_JUDGE_BASE_URL`, `AUDIO_JUDGE_MODEL`, `AUDIO_JUDGE_API_KEY_VAR` naming the variable that holds the
-key, ...; the full list is the docstring of `shared/judge_config.py:JudgeConfig`). With no judge configured the judged metrics
-are `null` (a warning in the log says why) and every other metric is still reported.
-
-Why a second judge client beside `lmms_eval.llm_judge`: these tasks need what `llm_judge` does not have:
-
-- a persistent cache of judge replies keyed by endpoint, model, messages and sampling settings, so re-scoring the same
-  outputs (or resuming after a crash) makes no API call; only replies holding a valid score are cached;
-- retries that tell errors apart (timeouts, HTTP 429 with `Retry-After`, 5xx, replies without a valid score) with
-  exponential backoff, a time bound on each whole call, and a circuit breaker, instead of a fixed sleep then an
-  exception (which `process_results`' own retry would multiply);
-- accounting in the results: judge failures, replies after reasoning, unfinished reasoning, uncached replies, the model
-  id the server reported, prompt hashes; a failed item is counted and left out, never scored as 0;
-- reasoning judges: a reply's `<think>...</think>` draft is read past; a reply whose reasoning never closed has no verdict.
-
-Moving these into `lmms_eval.llm_judge` (a cache and typed retries) would let the tasks use it; until then the client
-lives in `shared/judge*.py` and uses the `openai` package and `tenacity`, both lmms-eval dependencies.
+JUDGE_SECTION = """The judged metrics call an OpenAI-compatible chat-completions server through the `audio_judge` provider of
+`lmms_eval.llm_judge` (`lmms_eval/llm_judge/providers/audio_judge.py`, added by its own pull request: a persistent reply
+cache, retries by error kind, a time bound on each whole call, a circuit breaker). It is configured by `AUDIO_JUDGE_*`
+environment variables (`AUDIO_JUDGE_BASE_URL`, `AUDIO_JUDGE_MODEL`, `AUDIO_JUDGE_API_KEY_VAR` naming the variable that
+holds the key, ...; the full list is the docstring of `JudgeConfig` in `lmms_eval/tasks/_task_utils/audio_bench/judge_config.py`).
+With no judge configured the judged metrics are `null` (a warning in the log says why) and every other metric is still
+reported. A reply without a valid score is counted (`judge_failed`) and left out of the mean, never scored as 0; a
+reasoning judge's `<think>...</think>` draft is read past.
 """
 
 

@@ -169,8 +169,7 @@ gives the same (checked by the contributing project's CI on this branch).
 
 
 def write_mcga(root: Path) -> None:
-    ex.export_benchmark("mcga", root, force=True)
-    (root / "lmms_eval" / "tasks" / "mcga" / "RESULTS.md").write_text(mcga_results_markdown(), encoding="utf-8")
+    ex.export_benchmark("mcga", root, force=True, extra={"RESULTS.md": mcga_results_markdown()})
     add_task_list_line(root, "mcga")
 
 

@@ -65,8 +65,8 @@ class MCGAHubAccessError(MCGADataError):
 
 #: ``MCGA_DATA_DIR=hub``: the test release from the hub, downloaded once (:func:`hub_release_dir`).
 HUB_DATA_DIR = "hub"
-#: What an unset ``$MCGA_DATA_DIR`` reads: ``"sample"`` (the shipped sample: this plugin) or ``"hub"``. The task folder
-#: ``lmms-eval-audio-export`` writes ships no sample and sets ``"hub"`` (:mod:`lmms_eval_tasks.upstream_export`).
+#: What an unset ``$MCGA_DATA_DIR`` reads: ``"sample"`` (the sample shipped beside this module) or ``"hub"`` (the
+#: release from the hub, where no sample is shipped).
 UNSET_DATA_DIR = "sample"
 
 

@@ -65,7 +65,7 @@ def write_hub_dataset(release_dir: str | Path, out_dir: str | Path) -> dict[str,
     for config in CONFIGS:  # every file checked before anything is written
         data.load_task_rows(config, "test", release_dir, warnings)
     for where, warning in warnings:
-        print(f"warning: {where}: audio {warning} (kept, as the plugin scores it)", file=sys.stderr)
+        print(f"warning: {where}: audio {warning} (kept: the tasks score it)", file=sys.stderr)
     counts = {}
     for config in CONFIGS:
         rows = hub_rows(release_dir, config, [])

@@ -2,6 +2,6 @@
 
 Importable without lmms-eval. ``tasks`` (the 16 tasks, settings, decoding), ``prompts`` (``prompts.json``),
 ``parsing`` (answers out of model output), ``normalize`` (the Persian normaliser), ``metrics``, ``scoring``
-(``score_response`` / ``metric_names`` / ``aggregate``, used by ``lmms_eval_tasks/parsa/hooks.py``) and ``data``
+(``score_response`` / ``metric_names`` / ``aggregate``, used by the lmms-eval hooks) and ``data``
 (the CSV/parquet/hub loader with its one column mapping, ``column_map.json``).
 """

@@ -38,10 +38,10 @@ cannot crash in scoring:
   gold matching no option or several;
 - NER gold: not a list of ``{"type", "span"}`` objects, a MASSIVE ``[type : span]`` annotation with unbalanced
   brackets, a type or span empty after normalisation, a type not among the task's entity types;
-- settings (``parsa-data check`` and loading that setting): an empty transcript in ``text``/``audio_ref``,
+- settings (checked when that setting is loaded): an empty transcript in ``text``/``audio_ref``,
   fewer than three rows in ``fewshot``.
 
-``parsa-data check`` also refuses a missing, empty or mis-shaped folder (no task files, e.g. the parent of the
+:func:`check_data_folder` refuses a missing, empty or mis-shaped folder (no task files, e.g. the parent of the
 data folder) in one line naming the likely right path (:func:`suggest_data_root`).
 
 Canonical document (one per row; plain JSON-serialisable dict)::
@@ -223,8 +223,8 @@ def _commit_of(folder: Path, revision: str) -> str:
         return revision
 
 
-#: What an unset ``$PARSA_DATA_DIR`` reads: ``"sample"`` (the shipped sample: this plugin) or ``"hub"`` (as
-#: ``PARSA_DATA_DIR=hub``). The task folder ``lmms-eval-audio-export`` writes ships no sample and sets ``"hub"``.
+#: What an unset ``$PARSA_DATA_DIR`` reads: ``"sample"`` (the sample shipped beside this module) or ``"hub"`` (as
+#: ``PARSA_DATA_DIR=hub``, where no sample is shipped).
 UNSET_DATA_DIR = "sample"
 
 
@@ -304,7 +304,7 @@ def check_data_folder(root: Path) -> list[str]:
 def data_source(data_dir: str | Path | None = None) -> str:
     """One line naming the data read, e.g. ``sample:parsa/sample_data`` or ``hub:MohammadJRanjbar/PARSA-Bench@<commit>``.
 
-    A local folder written by ``parsa-data download`` adds the hub revision from its ``SOURCE.json``.
+    A local folder holding a ``SOURCE.json`` (written by a download into a folder) adds the hub revision from it.
     """
     root = data_root(data_dir)
     if root == SAMPLE_DATA_DIR:

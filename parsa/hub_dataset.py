@@ -1,7 +1,7 @@
 """``RELEASE_DIR OUT_DIR``: PARSA-Bench in the hub's audio layout, one config per task (run with ``python -m``).
 
 RELEASE_DIR is a local copy of the release in a layout :mod:`parsa.data` reads (``<Folder>/<Folder>.csv`` with its
-``Audios/``; or parquet). Every task is checked first as :func:`parsa.data.check_command` checks it (every row of every
+``Audios/``; or parquet). Every task is checked first (:func:`check_release`: every row of every
 setting the task runs in, audio decoded); the first problem stops the command with the file, row, id,
 column and mapping key, and nothing is written.
 
@@ -66,7 +66,7 @@ def hub_rows(release_dir: str | Path, task: str, warnings: list[tuple[str, str]]
 
 
 def check_release(release_dir: str | Path) -> list[tuple[str, str]]:
-    """Every task of ``release_dir`` checked in every setting it runs in (as :func:`parsa.data.check_command`); returns the audio warnings.
+    """Every task of ``release_dir`` checked in every setting it runs in (audio decoded); returns the audio warnings.
 
     Raises:
         PARSADataError: a task missing or a bad row.
@@ -98,7 +98,7 @@ def write_hub_dataset(release_dir: str | Path, out_dir: str | Path) -> dict[str,
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
         raise data.PARSADataError(f"output folder {out_dir} exists and is not an empty folder; give a new or empty one")
     for where, warning in check_release(release_dir):
-        print(f"warning: {where}: audio {warning} (kept, as the plugin scores it)", file=sys.stderr)
+        print(f"warning: {where}: audio {warning} (kept: the tasks score it)", file=sys.stderr)
     counts = {}
     for config in CONFIGS:
         rows = hub_rows(release_dir, config, [])

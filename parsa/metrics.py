@@ -599,7 +599,7 @@ def _bootstrap_indices(n_items: int, n_resamples: int, seed: int):
     :data:`_BOOTSTRAP_ROWS_PER_BLOCK` rows. These are the numbers of one ``integers(0, n_items, size=n_items)`` call
     per resample too: numpy's bounded integers below 2**32 take 32-bit words from the generator's one stream (the
     spare half of a 64-bit output is kept in the bit generator, across calls), so the blocks cut one sequence
-    (``tests/test_parsa_metrics.py`` checks this for odd and even sizes)."""
+    (the tests check this for odd and even sizes)."""
     for block in _bootstrap_index_blocks(n_items, n_resamples, seed):
         yield from block
 

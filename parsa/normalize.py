@@ -37,8 +37,8 @@ yeh/kaf, digits, harakat) never cost a point. Steps, in order (:data:`NORMALIZER
     (elsewhere a separate ``ای`` is the vocative "O", ``ای ساربان``, and stays a word). Only Persian-script
     neighbours are joined; an affix with no neighbour (first or last word) stays.
 
-    Known cost (documented in ``lmms_eval_tasks/parsa/README.md``): a few real words look like affixes (``می``
-    "wine", ``بی`` "without", ``تر`` "wet", ``شان`` "dignity"). They join their neighbour on **both** sides, so
+    Known cost: a few real words look like affixes (``می`` "wine",
+    ``بی`` "without", ``تر`` "wet", ``شان`` "dignity"). They join their neighbour on **both** sides, so
     identical text still scores 0 and text that differs only in ZWNJ/space/joined spelling still matches; the only
     effect is that an error next to such a word is counted on one joined word instead of two.
 

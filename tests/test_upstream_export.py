@@ -173,3 +173,63 @@ def test_the_exported_data_module_reads_the_hub_when_no_folder_is_named():
     assert '\nUNSET_DATA_DIR = "hub"\n' in exported and exported.replace('UNSET_DATA_DIR = "hub"', 'UNSET_DATA_DIR = "sample"') == source
     with pytest.raises(ex.ExportError, match="no module-level `NO_SUCH"):
         ex.set_constant(source, "NO_SUCH", "hub", "mcga/data.py")
+
+
+LEAVE_OUT_SOURCE = '''"""A module."""
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def load(path):
+    """Read ``path``."""
+    return Path(path).read_text()
+
+
+# --------------------------------------------------------- CLI
+def main(argv=None):
+    """The command."""
+    parser = argparse.ArgumentParser()
+    return check(parser.parse_args(argv))
+
+
+def check(args):
+    print(args, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+def test_leave_out_removes_the_functions_their_comment_the_main_block_and_imports_only_they_used():
+    kept = ex.leave_out(LEAVE_OUT_SOURCE, ("main", "check"), "m.py")
+    assert kept == '"""A module."""\n\nfrom pathlib import Path\n\n\ndef load(path):\n    """Read ``path``."""\n    return Path(path).read_text()\n'
+    compile(kept, "m.py", "exec")
+    with pytest.raises(ex.ExportError, match=r"m.py: LEFT_OUT names nope: not a top-level function"):
+        ex.leave_out(LEAVE_OUT_SOURCE, ("main", "nope"), "m.py")
+    with pytest.raises(ex.ExportError, match="LEFT_OUT removes check, which the code the export keeps still uses"):
+        ex.leave_out(LEAVE_OUT_SOURCE, ("check",), "m.py")  # main calls it
+    cited = LEAVE_OUT_SOURCE.replace('"""Read ``path``."""', '"""Read ``path`` (as :func:`main` does)."""')
+    with pytest.raises(ex.ExportError, match="LEFT_OUT removes main"):
+        ex.leave_out(cited, ("main", "check"), "m.py")
+
+
+def test_the_exported_data_modules_have_no_command_and_still_load():
+    for name in ex.LEFT_OUT:
+        source = ex.exported_source(name, ex.ROOT.joinpath(*name.split(".")).with_suffix(".py"))
+        assert "def main(" not in source and "def _main(" not in source and "__main__" not in source and "argparse" not in source
+        assert "def load_task_rows(" in source or "def load_task_docs(" in source
+        compile(source, name, "exec")
+    assert "def check_command(" not in ex.exported_source("parsa.data", ex.ROOT / "parsa/data.py")
+
+
+def test_export_text_replaces_the_plugins_wording_and_refuses_a_text_the_module_lacks(monkeypatch):
+    source = (ex.ROOT / "audio_bench_core/judge_config.py").read_text(encoding="utf-8")
+    exported = ex.export_text(source, "audio_bench_core.judge_config", "judge_config.py")
+    assert "see docs/judge.md" in source and "docs/judge.md" not in exported and "; see the task folder's README.md, 'Judge')" in exported
+    monkeypatch.setitem(ex.EXPORT_TEXT, "audio_bench_core.judge_config", (("no such wording", "x"),))
+    with pytest.raises(ex.ExportError, match=r"judge_config.py: EXPORT_TEXT\['audio_bench_core.judge_config'\]: the text 'no such wording' is not in the module"):
+        ex.export_text(source, "audio_bench_core.judge_config", "judge_config.py")

@@ -34,7 +34,7 @@ def _load_docs(task: str, mode: str, dataset):
 
     - ``dataset`` in the hub layout (an ``Audio`` column ``audio``: the exported task's ``dataset_path``): its rows, checked
       and converted by :func:`mcga.data.rows_from_hub`;
-    - otherwise (this plugin's YAML: ``data_files`` names the shipped sample's jsonl): the rows of
+    - otherwise (a YAML whose ``data_files`` names a local jsonl, e.g. the shipped sample's): the rows of
       ``MCGA_{task}_test.jsonl`` from ``$MCGA_DATA_DIR`` (default the shipped sample), :func:`mcga.data.load_task_rows`,
       replacing what lmms-eval loaded, so that one environment variable moves rows and audio together.
     """
@@ -247,7 +247,7 @@ def mcga_agg_signature(items: list[str]) -> str:
 
 
 # ------------------------------------------------------------------------------- judged tasks (S2TT, SEC)
-#: Counts every judged task reports (see docs/judge.md): judge_failed / judge_failed_strict (left out of the
+#: Counts every judged task reports: judge_failed / judge_failed_strict (left out of the
 #: official-compatible / strict means), strict_differs (replies the official rule scored that the strict rule refused
 #: or read otherwise), judge_verdicts_after_reasoning (verdicts read after the judge's reasoning),
 #: judge_unfinished_reasoning (reasoning never closed: no verdict, judge_failed), judge_uncached (usable replies not
@@ -278,7 +278,7 @@ def _sec_requests(item: dict) -> dict[str, judge.JudgeRequest]:
 
 def mcga_judge_requests_for_estimate(doc: dict) -> list[judge.JudgeRequest]:
     """The judge requests one document's judged answer will send (S2TT: 3, SEC: 3; other tasks: none), for the cost
-    estimate before inference (:mod:`lmms_eval_tasks.judge_estimate`). The answer is assumed to be the reference:
+    estimate before inference. The answer is assumed to be the reference:
     the gold translation (S2TT), the gold persona, tone and sentence parts (SEC)."""
     if doc[TASK_FIELD] == "s2tt":
         return list(_s2tt_requests({"source": doc["asr"], "translation": mcga_doc_to_target(doc)}).values())
@@ -344,7 +344,7 @@ def _metrics(name: str, scale: float, what: str):
         return _judged_mean(f"{name}_strict", items, scale)
 
     official.__name__, official.__doc__ = f"mcga_agg_{name}", f"{what}, official-compatible: mean judge score over judged items" + (" ×20." if scale != 1 else ".")
-    strict.__name__, strict.__doc__ = f"mcga_agg_{name}_strict", f"{what}, strict reading (lmms_eval_tasks/mcga/README.md, 'Two readings')."
+    strict.__name__, strict.__doc__ = f"mcga_agg_{name}_strict", f"{what}, strict reading (mcga.judging, 'Two readings')."
     return official, strict
 
 
@@ -370,7 +370,7 @@ def _combined(items: list[dict], combine, strict: bool = False) -> float | str:
 
 def _record_documents(items: list[dict], result: judge.JudgedTask) -> None:
     """Keep the pass's per-document scores of every dimension, both readings, for the results file
-    (:mod:`audio_bench_core.judged_documents`: LLM-B/LLM-C recomputed per document by ``audio-bench-compare``)."""
+    (:mod:`audio_bench_core.judged_documents`: for paired comparisons of two runs, LLM-B/LLM-C recomputed per document)."""
     task = _task_of(items)
     dimensions = judging.S2TT_DIMENSIONS if task == "s2tt" else judging.SEC_DIMENSIONS
     judged_documents.record(f"mcga_{task}", judged_documents.dimension_scores(result, items, list(dimensions)))

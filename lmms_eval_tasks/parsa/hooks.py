@@ -49,7 +49,7 @@ def _load_docs(task: str, setting: str, dataset):
 
     - ``dataset`` in the hub layout (the task's audio column an ``Audio`` feature: the exported task's ``dataset_path``):
       its rows, checked and converted by :func:`parsa.data.rows_from_hub`;
-    - otherwise (this plugin's YAML: ``data_files`` names the shipped sample's CSV): the documents from
+    - otherwise (a YAML whose ``data_files`` names a local CSV, e.g. the shipped sample's): the documents from
       ``$PARSA_DATA_DIR`` (default the shipped sample), :func:`parsa.data.load_task_docs`, replacing what lmms-eval
       loaded, so that one environment variable moves rows and audio together.
     """
