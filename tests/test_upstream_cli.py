@@ -159,14 +159,22 @@ def _judge_reply():
     return reply
 
 
-def _write_from_log(samples_dir: Path, logs: Path) -> None:
+def model_answer(sample: dict) -> str:
+    """The model's answer in one row of lmms-eval's samples file: ``resps``, which lmms-eval writes only where it
+    differs from ``filtered_resps`` (its ``--reasoning_tags`` strip changed the answer), else ``filtered_resps``."""
+    answer = sample.get("resps", sample["filtered_resps"])
+    return answer[0] if isinstance(answer, list) else answer
+
+
+def _write_from_log(samples_dir: Path, logs: Path, tasks=TASKS) -> None:
     """lmms-eval's ``from_log`` input (``{"args", "logs": [{"doc_id", "resps": [[answer]]}], "model_configs": {"task"}}``,
-    one file per task), from the samples of the plugin's run: the same answer for the same document."""
+    one file per task of ``tasks``), from the samples of the plugin's run: the same answer (:func:`model_answer`,
+    as the model gave it) for the same document."""
     logs.mkdir()
-    for task in TASKS:
+    for task in tasks:
         [file] = samples_dir.rglob(f"*_samples_{task}.jsonl")
         rows = [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines()]
-        log = {"args": {"model": "from_log", "model_args": "", "limit": None}, "time": "0101_0000", "model_configs": {"task": task}, "logs": [{"doc_id": r["doc_id"], "resps": [[r["filtered_resps"]]]} for r in rows]}
+        log = {"args": {"model": "from_log", "model_args": "", "limit": None}, "time": "0101_0000", "model_configs": {"task": task}, "logs": [{"doc_id": r["doc_id"], "resps": [[model_answer(r)]]} for r in rows]}
         (logs / f"{task}.json").write_text(json.dumps(log, ensure_ascii=False), encoding="utf-8")
 
 
@@ -205,22 +213,49 @@ def _override_yamls(site: Path, folder: Path, tasks=TASKS) -> None:
         (folder / f"{task}.yaml").write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML
 
 
-def test_from_log_in_plain_lmms_eval_gives_the_plugins_figures(upstream_tree, lmms_eval_cli, offline_env, tmp_path):
-    venv, site, _ = upstream_tree
+def plugin_replay_run(cli: str, env: dict, server: ChatServer, tmp_path: Path, tasks=TASKS, replace: dict | None = None) -> tuple[dict, Path]:
+    """The plugin's run of ``tasks`` on the shipped samples (``env`` plus each benchmark's ``*_DATA_DIR``), the
+    ``replay`` model answering: PARSA's gold answers with :data:`tests.test_parsa_cli.MESSY`'s, MCGA's official-runner
+    rows, MMAC's captions, each answer named in ``replace`` (``{(task, PARSA id or MCGA audio): answer}``) swapped for
+    that one; the judged tasks against ``server``. Returns ``(results JSON, output folder)``."""
+    replace = dict(replace or {})
     answers = {"parsa_asr": gold("asr"), "parsa_intent": gold("intent")}
     for task in answers:
         answers[task].update(MESSY[task])
+        answers[task].update({key: answer for (name, key), answer in replace.items() if name == task and key in answers[task]})
     predictions = tmp_path / "predictions.jsonl"
     write_predictions(predictions, answers)
+    used = {(task, key) for task, by_id in answers.items() for key in by_id}
     with predictions.open("a", encoding="utf-8") as handle:
         for folder in ("asr", "s2tt"):
             for line in (FIXTURES / "official_runner_rows" / folder / "demo_audio.jsonl").read_text(encoding="utf-8").splitlines():
+                row = json.loads(line)
+                if (f"mcga_{folder}", row["audio"]) in replace:
+                    line = json.dumps({**row, f"{folder}_r": replace[f"mcga_{folder}", row["audio"]]}, ensure_ascii=False)
+                    used.add((f"mcga_{folder}", row["audio"]))
                 handle.write("\n" + line)
         handle.write("\n" + (FIXTURES / "mmac/captions.jsonl").read_text(encoding="utf-8").strip())
+    assert set(replace) <= used, sorted(set(replace) - used)  # each replaced answer names a document of the run
+    env = {**env, **{f"{b.upper()}_DATA_DIR": str(p) for b, p in DATA.items()}}
+    out = tmp_path / "plugin"
+    results, _ = lmms_eval(cli, judge_env(env, server, tmp_path / "plugin.sqlite3"), out, ",".join(tasks), "replay", f"predictions={predictions}")
+    return results, out
+
+
+def assert_same_figures(plugin: dict, upstream: dict, tasks=TASKS) -> None:
+    """Each task's results in ``upstream`` (a results JSON) are :func:`as_exported` of the plugin's: the same metric
+    names, every value equal (``alias`` aside)."""
+    for task in tasks:
+        ours, theirs = as_exported(plugin["results"][task]), upstream["results"][task]
+        assert sorted(theirs) == sorted(ours), task
+        assert {key: (ours[key], theirs[key]) for key in ours if key != "alias" and ours[key] != theirs[key]} == {}, task
+
+
+def test_from_log_in_plain_lmms_eval_gives_the_plugins_figures(upstream_tree, lmms_eval_cli, offline_env, tmp_path):
+    venv, site, _ = upstream_tree
     env = {**offline_env, **{f"{b.upper()}_DATA_DIR": str(p) for b, p in DATA.items()}}
     with ChatServer(_judge_reply()) as server:
-        plugin_out = tmp_path / "plugin"
-        plugin, _ = lmms_eval(lmms_eval_cli, judge_env(env, server, tmp_path / "plugin.sqlite3"), plugin_out, ",".join(TASKS), "replay", f"predictions={predictions}")
+        plugin, plugin_out = plugin_replay_run(lmms_eval_cli, offline_env, server, tmp_path)
         _write_from_log(plugin_out, tmp_path / "logs")
         _override_yamls(site, tmp_path / "overrides")
         upstream_out = tmp_path / "upstream"
@@ -231,10 +266,7 @@ def test_from_log_in_plain_lmms_eval_gives_the_plugins_figures(upstream_tree, lm
     [results_file] = upstream_out.rglob("*_results.json")
     upstream = json.loads(results_file.read_text(encoding="utf-8"))
     assert_numbers_or_null(upstream["results"])
-    for task in TASKS:
-        ours, theirs = as_exported(plugin["results"][task]), upstream["results"][task]
-        assert sorted(theirs) == sorted(ours), task
-        assert {key: (ours[key], theirs[key]) for key in ours if key != "alias" and ours[key] != theirs[key]} == {}, task
+    assert_same_figures(plugin, upstream)
     assert "cer_official_by_genre,none" in plugin["results"]["mcga_asr"] and "judge,none" in plugin["results"]["mcga_s2tt"]  # the plugin's own keep them
     # lmms-eval's printed table: every row a number (or N/A), so nothing is left for --patch-make-table to name under it.
     table = log[re.search(r"^\|\s*Tasks\s*\|Filter", log, re.MULTILINE).start() :]
