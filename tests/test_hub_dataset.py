@@ -225,8 +225,9 @@ def test_exported_task_yaml_names_its_hub_config(benchmark):
 LMMS_EVAL_LOADS = """
 import json, sys
 import numpy as np
-import lmms_eval.tasks
+import lmms_eval.llm_judge.providers, lmms_eval.tasks
 lmms_eval.tasks.__path__.insert(0, sys.argv[1])
+lmms_eval.llm_judge.providers.__path__.insert(0, sys.argv[1].replace("/tasks", "/llm_judge/providers"))
 from lmms_eval.tasks import TaskManager, get_task_dict
 manager = TaskManager(include_path=[f"{sys.argv[1]}/mcga", f"{sys.argv[1]}/parsa"], include_defaults=False)
 out = {}
@@ -254,6 +255,7 @@ def test_lmms_eval_loads_the_exported_tasks_from_the_hub_copies(offline):
 
     (offline / "checkout/lmms_eval/tasks").mkdir(parents=True)
     (offline / "checkout/lmms_eval/tasks/__init__.py").write_text("")
+    ex.export_judge_provider(offline / "checkout", tests_dir=offline / "checkout/test")  # the judged MCGA tasks import it
     for benchmark in ("mcga", "parsa"):
         ex.export_benchmark(benchmark, offline / "checkout", tests_dir=offline / "checkout/test")
     assert mcga_hub.main([str(mcga_data.SAMPLE_DATA_DIR), "yxdu/MCGA"]) == 0
@@ -264,8 +266,8 @@ def test_lmms_eval_loads_the_exported_tasks_from_the_hub_copies(offline):
     assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads(next(line for line in run.stdout.splitlines() if line.startswith("RESULT "))[len("RESULT "):])
     mcga, parsa = result["mcga_asr"], result["parsa_vazn"]
-    assert (mcga["loader"], mcga["path"], mcga["config"]) == ("lmms_eval.tasks.mcga.shared.data_identity", "yxdu/MCGA", "asr")
-    assert (parsa["loader"], parsa["path"], parsa["config"]) == ("lmms_eval.tasks.parsa.shared.data_identity", "MohammadJRanjbar/PARSA-Bench", "vazn")
+    assert (mcga["loader"], mcga["path"], mcga["config"]) == ("lmms_eval.tasks._task_utils.audio_bench.data_identity", "yxdu/MCGA", "asr")
+    assert (parsa["loader"], parsa["path"], parsa["config"]) == ("lmms_eval.tasks._task_utils.audio_bench.data_identity", "MohammadJRanjbar/PARSA-Bench", "vazn")
     plugin_yaml = datasets.load_dataset("json", data_files={"test": str(mcga_data.task_file(mcga_data.SAMPLE_DATA_DIR, "asr"))}, split="test")
     release = list(mcga_hooks._load_docs("asr", "audio", plugin_yaml))
     assert mcga["docs"] == [{k: v for k, v in d.items() if k != "audio_path"} for d in release]
