@@ -1,16 +1,20 @@
-"""``lmms-eval-audio-export``: write one benchmark as an lmms-eval task folder in upstream's conventions.
+"""``lmms-eval-audio-export``: write a benchmark as an lmms-eval task folder in upstream's conventions.
 
-``lmms-eval-audio-export mcga PATH/TO/lmms-eval`` writes, inside an lmms-eval checkout (the folder holding
-``lmms_eval/tasks/``; an installed lmms-eval's ``site-packages`` folder works too):
+``lmms-eval-audio-export series CHECKOUT`` writes the whole contribution as one git branch per pull request
+(:mod:`lmms_eval_tasks.upstream_series`). ``lmms-eval-audio-export mcga ROOT`` (or ``parsa``, ``mmac``, ``all``) writes
+one benchmark into any lmms-eval tree (a checkout, or an installed lmms-eval's ``site-packages`` folder):
 
 - ``lmms_eval/tasks/<benchmark>/``: every task, group and template YAML of ``lmms_eval_tasks/<benchmark>/``, with
-  relative ``!function utils.<name>`` references; ``utils.py`` (the benchmark's hooks, importing the modules
-  below absolutely, ``lmms_eval.tasks.<benchmark>.<module>``, because lmms-eval executes ``utils.py`` as a standalone
-  file with no package); the benchmark package's modules that the hooks use, with the JSON data they read,
-  importing each other relatively; ``lmms_eval/tasks/_task_utils/audio_bench/`` holding the framework-free shared
-  modules those modules use (:data:`TASK_UTILS`);
-  a ``README.md`` (tasks, data, judge, results, dependencies; no word of the plugin);
+  ``!function utils.<name>`` references; ``utils.py`` (the benchmark's hooks); the benchmark package's modules that
+  the hooks use, with the JSON data they read; ``make_hub_dataset.py`` (:data:`HUB_DATASET_MODULE`); a ``README.md``
+  (tasks, data, judge, results, dependencies);
+- ``lmms_eval/tasks/_task_utils/audio_bench/``: the framework-free shared modules those modules use, once
+  (:data:`TASK_UTILS`), and, for a judged benchmark, ``lmms_eval/llm_judge/providers/audio_judge.py``
+  (:func:`export_judge_provider` writes it with its tests);
 - ``test/eval/test_<benchmark>.py``: unit tests in upstream's style (``--tests-dir`` puts them elsewhere).
+
+Every project import becomes an absolute ``lmms_eval...`` name (lmms-eval executes ``utils.py`` as a file without a
+package), and docstrings name the exported modules (:func:`rewrite_prose`).
 
 What changes on the way (:func:`export_benchmark` checks each and stops with the file and the reason otherwise):
 
