@@ -505,7 +505,7 @@ def _yaml_header(path: Path, config: dict, spec: Benchmark) -> str:
     lines = []
     description = read_description(path.read_text(encoding="utf-8"))
     if description:
-        lines.append(f"# {description}")
+        lines.append(f"# description: {description}")  # the exported README's task table reads it (read_description)
     if "dataset_path" in config:
         if spec.released:
             lines.append(f"# Data: the hub dataset below, in the hub audio layout (each task's config: dataset_name); a local copy in the release layout: README.md.")
@@ -866,7 +866,7 @@ def render_readme(spec: Benchmark, yamls: dict[str, str], dependencies: list[tup
         "scored_as": SCORED_AS[spec.name],
         "evidence": RESULTS_EVIDENCE if has_results_file else "",
         "judge": JUDGE_SECTION if spec.judged else "This benchmark is not judged: every score is computed locally.\n",
-        "unset": UNSET_TEXT[spec.unset_data].format(data_env=spec.data_env),
+        "unset": UNSET_TEXT[spec.unset_data].format(data_env=spec.data_env, fetch=RELEASE_FETCH.get(spec.name, "")),
         "loading": LOADING_TEXT["hub_layout" if hub_configs(spec.name) else "release_layout"].format(dataset_path=spec.dataset_path),
         "results": results,
     }
@@ -883,10 +883,14 @@ LOADING_TEXT = {
     "release layout and check every row and clip (missing fields, duplicate clips, unreadable or truncated audio: the error "
     "names the file, row and field).",
 }
+#: How an unset data variable reads the release when what lmms-eval loaded is not the hub layout, per benchmark.
+RELEASE_FETCH = {
+    "mcga": f"the test archive, extracted once into `${EXPORTED_CACHE_ENV}/mcga_release`",
+    "parsa": "a snapshot in the Hugging Face cache; `PARSA_HUB_REVISION` pins a commit",
+}
 UNSET_TEXT = {
-    "hub": "Where what lmms-eval loaded is not the hub layout (a local override YAML, below) and `{data_env}` is unset, `process_docs` fetches the release itself on first use (MCGA: the test archive, extracted once "
-    f"into `${EXPORTED_CACHE_ENV}/mcga_release`; PARSA-Bench: a snapshot in the Hugging Face cache, `PARSA_HUB_REVISION` "
-    "pins a commit): the loaders read and check the release in its own layout, rows and audio together.",
+    "hub": "Where what lmms-eval loaded is not the hub layout (a local override YAML, below) and `{data_env}` is unset, `process_docs` fetches the release itself on first use "
+    "({fetch}): the loaders read and check the release in its own layout, rows and audio together.",
     "required": "`{data_env}` is required until the release: there is no default data.",
 }
 
