@@ -15,7 +15,9 @@ Written with pyarrow only (no ``datasets``, no lmms-eval), so the reader the tes
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from pathlib import Path
 
 AUDIO_COLUMN = "audio"
@@ -86,6 +88,41 @@ def write_card(out_dir: str | Path, configs: list[str], text: str, split: str = 
     target = Path(out_dir) / "README.md"
     target.write_text(f"---\nconfigs:\n{header}---\n\n{text.strip()}\n", encoding="utf-8")
     return target
+
+
+def write_layout(out_dir: str | Path, configs: list[str], rows_of, card: str, warnings: list[tuple[str, str]]) -> dict[str, int]:
+    """Write a whole hub layout into ``out_dir``: each config's rows (``rows_of(config)``, checked before by the
+    caller) with :func:`write_config`, then the card (:func:`write_card`); ``warnings`` (``(where, what)`` of audio
+    that is kept) are printed to stderr first. Returns ``{config: rows written}``.
+
+    Raises:
+        HubLayoutError: as :func:`write_config`.
+    """
+    for where, warning in warnings:
+        print(f"warning: {where}: audio {warning} (kept: the tasks score it)", file=sys.stderr)
+    counts = {}
+    for config in configs:
+        rows = rows_of(config)
+        write_config(out_dir, config, rows)
+        counts[config] = len(rows)
+    write_card(out_dir, list(configs), card)
+    return counts
+
+
+def command(argv: list[str] | None, prog: str, description: str, release_help: str, write, errors: tuple[type[Exception], ...]) -> int:
+    """``prog RELEASE_DIR OUT_DIR``: ``write(release_dir, out_dir)`` (returning ``{config: rows}``); exit status 0 when
+    written, 1 with one error line when ``write`` raised one of ``errors`` (or :class:`HubLayoutError`)."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("release_dir", help=release_help)
+    parser.add_argument("out_dir", help="new or empty folder to write the hub layout into")
+    args = parser.parse_args(argv)
+    try:
+        counts = write(args.release_dir, args.out_dir)
+    except (*errors, HubLayoutError) as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 1
+    print(f"wrote {args.out_dir}: " + ", ".join(f"{c} {n} rows" for c, n in counts.items()))
+    return 0
 
 
 def has_audio_feature(dataset, column: str = AUDIO_COLUMN) -> bool:

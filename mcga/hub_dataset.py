@@ -14,7 +14,6 @@ tasks read it with ``dataset_path: yxdu/MCGA``, ``dataset_name`` from :data:`HUB
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -64,30 +63,12 @@ def write_hub_dataset(release_dir: str | Path, out_dir: str | Path) -> dict[str,
     warnings: list[tuple[str, str]] = []
     for config in CONFIGS:  # every file checked before anything is written
         data.load_task_rows(config, "test", release_dir, warnings)
-    for where, warning in warnings:
-        print(f"warning: {where}: audio {warning} (kept: the tasks score it)", file=sys.stderr)
-    counts = {}
-    for config in CONFIGS:
-        rows = hub_rows(release_dir, config, [])
-        hub_layout.write_config(out_dir, config, rows)
-        counts[config] = len(rows)
-    hub_layout.write_card(out_dir, list(CONFIGS), CARD)
-    return counts
+    return hub_layout.write_layout(out_dir, CONFIGS, lambda config: hub_rows(release_dir, config, []), CARD, warnings)
 
 
 def main(argv: list[str] | None = None) -> int:
     """The command (module docstring); exit status 0 when written, 1 with one error line otherwise."""
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    parser.add_argument("release_dir", help="the release's data/ folder (holding MCGA_asr_test.jsonl)")
-    parser.add_argument("out_dir", help="new or empty folder to write the hub layout into")
-    args = parser.parse_args(argv)
-    try:
-        counts = write_hub_dataset(args.release_dir, args.out_dir)
-    except (data.MCGADataError, hub_layout.HubLayoutError) as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
-        return 1
-    print(f"wrote {args.out_dir}: " + ", ".join(f"{c} {n} rows" for c, n in counts.items()))
-    return 0
+    return hub_layout.command(argv, PROG, __doc__.split("\n\n")[0], "the release's data/ folder (holding MCGA_asr_test.jsonl)", write_hub_dataset, (data.MCGADataError,))
 
 
 if __name__ == "__main__":

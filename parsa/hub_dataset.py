@@ -20,7 +20,6 @@ local copy of it.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -97,30 +96,13 @@ def write_hub_dataset(release_dir: str | Path, out_dir: str | Path) -> dict[str,
     out_dir = Path(out_dir)
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
         raise data.PARSADataError(f"output folder {out_dir} exists and is not an empty folder; give a new or empty one")
-    for where, warning in check_release(release_dir):
-        print(f"warning: {where}: audio {warning} (kept: the tasks score it)", file=sys.stderr)
-    counts = {}
-    for config in CONFIGS:
-        rows = hub_rows(release_dir, config, [])
-        hub_layout.write_config(out_dir, config, rows)
-        counts[config] = len(rows)
-    hub_layout.write_card(out_dir, list(CONFIGS), CARD)
-    return counts
+    warnings = check_release(release_dir)
+    return hub_layout.write_layout(out_dir, CONFIGS, lambda config: hub_rows(release_dir, config, []), CARD, warnings)
 
 
 def main(argv: list[str] | None = None) -> int:
     """The command (module docstring); exit status 0 when written, 1 with one error line otherwise."""
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    parser.add_argument("release_dir", help="local copy of the release (holding ASR/ASR.csv ...)")
-    parser.add_argument("out_dir", help="new or empty folder to write the hub layout into")
-    args = parser.parse_args(argv)
-    try:
-        counts = write_hub_dataset(args.release_dir, args.out_dir)
-    except (data.PARSADataError, hub_layout.HubLayoutError) as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
-        return 1
-    print(f"wrote {args.out_dir}: " + ", ".join(f"{c} {n} rows" for c, n in counts.items()))
-    return 0
+    return hub_layout.command(argv, PROG, __doc__.split("\n\n")[0], "local copy of the release (holding ASR/ASR.csv ...)", write_hub_dataset, (data.PARSADataError,))
 
 
 if __name__ == "__main__":
