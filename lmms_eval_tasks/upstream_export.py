@@ -943,7 +943,8 @@ def _main_series(root: str, prefix: str, python: str | None) -> int:
         return 2
     for result in results:
         tests = {None: "tests not run", True: "tests pass", False: "TESTS FAIL"}[result.passed]
-        print(f"{result.branch}: on {result.base[:12]}, {result.files} files, +{result.added} -{result.removed} lines, {tests}")
+        base = result.base if result.base.startswith(prefix) else result.base[:12]  # a branch of the series, or a commit
+        print(f"{result.branch}: on {base}, {result.files} files, +{result.added} -{result.removed} lines, {tests}")
         for folder, lines in result.sizes.items():
             goal = upstream_series.SIZE_GOALS[(result.branch.removeprefix(prefix), folder)]
             print(f"  {folder}: {lines} lines ({'within' if lines <= goal else 'over'} the goal of {goal})")
