@@ -226,7 +226,7 @@ SERIES = (
          "Answers are read as the paper's protocol reads them; unparseable and refused answers are counted in the results."),
         ("`lmms_eval/tasks/parsa/` (YAML, `utils.py`, prompts, labels)", "shared helpers in `lmms_eval/tasks/_task_utils/audio_bench/`", "`test/eval/test_parsa.py`", "a line in `docs/advanced/current_tasks.md`"),
         ("The few-shot, chain-of-thought, text-input and audio-reference settings (a follow-up pull request).", "COMET (optional: an offline scoring step)."),
-        ("The dataset is gated on the hub (`token: True`).",),
+        ("The dataset is gated on the hub (`token: True`). One new dependency: `json-repair`, which reads the near-JSON answers models write (each repair counted); lmms-eval has no JSON repairer.",),
         "New benchmark/task", ("test/eval/test_parsa.py",), write_parsa_main,
     ),
     PullRequest(
