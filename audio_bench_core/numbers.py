@@ -26,7 +26,7 @@ import numbers
 
 from loguru import logger
 
-from audio_bench_core.responses import FailedRunError
+from audio_bench_core.responses import DIAGNOSTIC_METRICS, FLAGGED_METRIC, FailedRunError
 
 NOT_COMPUTED_PREFIX = "not computed: "
 
@@ -84,15 +84,20 @@ def numbers_only(function, metric: str):
     return aggregate
 
 
-def without_metrics(process_results, metrics):
+def without_metrics(process_results, metrics, flagged: bool = False):
     """``process_results`` (an lmms-eval hook: ``process_results(doc, results) -> {metric: per-document value}``)
     returning its dict without the keys in ``metrics``: the metrics a task's YAML does not list. lmms-eval writes a
     per-document value that has no aggregation into the results as ``[]`` (with an ``[]`` stderr), so such a value must
-    not be returned."""
-    left_out = frozenset(metrics)
+    not be returned. ``flagged``: the YAML lists the one response count ``flagged_responses`` in place of the nine of
+    :data:`audio_bench_core.responses.DIAGNOSTIC_METRICS`, whose (one, shared) per-document record it gets."""
+    left_out = frozenset(metrics) | (frozenset(DIAGNOSTIC_METRICS) if flagged else frozenset())
 
     @functools.wraps(process_results)
     def process(doc, results, *args, **kwargs):
-        return {key: value for key, value in process_results(doc, results, *args, **kwargs).items() if key not in left_out}
+        values = process_results(doc, results, *args, **kwargs)
+        kept = {key: value for key, value in values.items() if key not in left_out}
+        if flagged and DIAGNOSTIC_METRICS[0] in values:
+            kept[FLAGGED_METRIC] = values[DIAGNOSTIC_METRICS[0]]
+        return kept
 
     return process

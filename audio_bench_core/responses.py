@@ -605,6 +605,25 @@ def agg_long_answers(records: list[dict]) -> int:
     return len(long)
 
 
+#: The one metric that stands for the nine counts of :data:`DIAGNOSTIC_METRICS` in a task folder exported to lmms-eval
+#: (:func:`agg_flagged_responses`); a task YAML may list the nine instead.
+FLAGGED_METRIC = "flagged_responses"
+
+
+def agg_flagged_responses(records: list[dict], check: bool = True) -> int:
+    """Number of documents with at least one count of :data:`DIAGNOSTIC_METRICS` (:func:`document_counts`): the nine
+    counts in one figure, each count's warning still written to the log by its ``agg_<metric>`` (so the log names
+    each kind, its share and an example); raises :class:`FailedRunError` for a failed run unless ``check`` is false
+    (as :func:`agg_failed_generations`). The form an exported task folder lists (:data:`FLAGGED_METRIC`)."""
+    if check:
+        check_failed_run(records)
+    for counted in (agg_failed_generations, agg_empty_responses, agg_unfinished_reasoning):
+        counted(records, check=False)
+    for counted in (agg_echoed_prompts, agg_placeholder_copies, agg_identical_answers, agg_invalid_text_replaced, agg_scoring_errors, agg_long_answers):
+        counted(records)
+    return sum(1 for counts in document_counts(records) if any(counts.values()))
+
+
 # ------------------------------------------------------------------------------------------- samples file
 #: Key of a sample record (one line of ``*_samples_<task>.jsonl``) holding the document's diagnostics record once.
 SAMPLES_DIAGNOSTICS_KEY = "diagnostics"

@@ -9,8 +9,9 @@ one benchmark into any lmms-eval tree (a checkout, or an installed lmms-eval's `
   the hooks use, with the JSON data they read; ``make_hub_dataset.py`` (:data:`HUB_DATASET_MODULE`); a ``README.md``
   (tasks, data, judge, results, dependencies);
 - ``lmms_eval/tasks/_task_utils/audio_bench/``: the framework-free shared modules those modules use, once
-  (:data:`TASK_UTILS`), and, for a judged benchmark, ``lmms_eval/llm_judge/providers/audio_judge.py``
-  (:func:`export_judge_provider` writes it with its tests);
+  (:data:`TASK_UTILS`), and, for a judged benchmark, ``lmms_eval/llm_judge/providers/audio_judge.py`` with the judge
+  core it wraps in ``lmms_eval/llm_judge/audio_judge/`` (:data:`JUDGE_CORE`; :func:`export_judge_provider` writes
+  them with their tests);
 - ``test/eval/test_<benchmark>.py``: unit tests in upstream's style (``--tests-dir`` puts them elsewhere).
 
 Every project import becomes an absolute ``lmms_eval...`` name (lmms-eval executes ``utils.py`` as a file without a
@@ -26,6 +27,10 @@ What changes on the way (:func:`export_benchmark` checks each and stops with the
 - YAML blocks keyed by models only this plugin provides (``faster_whisper``, ``replay``) are dropped;
 - the plugin's own command-line functions are left out (:data:`LEFT_OUT`), its messages that name a plugin command or
   page say something else (:data:`EXPORT_TEXT`), and its failure placeholder is neutral (:data:`EXPORT_CONSTANTS`);
+- each module keeps only the top-level definitions the contribution reaches from its task YAML, tests, judge provider
+  and ``make_hub_dataset.py`` (:func:`pruned`, :mod:`lmms_eval_tasks.upstream_prune`): the plugin's commands, reports
+  and glue-only helpers stay behind;
+- a task's nine response counts are one metric, ``flagged_responses`` (:func:`flag_responses_once`);
 - the Python files are formatted as upstream's pre-commit does (isort ``--profile black``, black
   ``--line-length=240``), with lmms-eval's folder as isort's first-party source.
 
@@ -38,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import importlib
 import re
 import shutil
@@ -50,6 +56,7 @@ import yaml
 
 from lmms_eval_tasks import TASKS_DIR
 from lmms_eval_tasks.listing import read_description
+from lmms_eval_tasks.upstream_prune import WHOLE, prune_module, reachable_names
 from lmms_eval_tasks.upstream_table import patch_make_table
 
 ROOT = TASKS_DIR.parent
@@ -67,6 +74,12 @@ TASK_UTILS = "lmms_eval.tasks._task_utils.audio_bench"
 #: ``lmms_eval_tasks`` that exported code may import: it goes among upstream's providers (its own pull request).
 JUDGE_PROVIDER = "lmms_eval_tasks.judge_provider"
 EXPORTED_GLUE = {JUDGE_PROVIDER: "lmms_eval.llm_judge.providers.audio_judge"}
+#: The judge core the provider wraps (client, cache, request fields, reply reading, budget, audit) and the judge pass
+#: judged tasks run through it: shared modules that go beside lmms-eval's ``llm_judge``, in the provider's own pull
+#: request, not among the task helpers (:data:`TASK_UTILS`).
+JUDGE_CORE = "lmms_eval.llm_judge.audio_judge"
+JUDGE_CORE_MODULES = ("judge", "judge_budget", "judge_cache", "judge_client", "judge_config", "judge_identity", "judge_reply", "judge_request", "judge_transport", "judged_task", "run_status")
+JUDGE_CORE_INIT = '"""The judge core of the ``audio_judge`` provider (``lmms_eval/llm_judge/providers/audio_judge.py``)."""\n'
 #: The runtime half of "numbers only" (:mod:`lmms_eval_tasks.upstream_numbers`): exported with every benchmark.
 NUMBERS_MODULE = "audio_bench_core.numbers"
 #: isort and black settings of upstream's ``.pre-commit-config.yaml`` (black 25.1.0, isort 6.0.1 there).
@@ -173,6 +186,8 @@ def _target(name: str, benchmark: str | None, hooks: str | None) -> str:
             return f"lmms_eval.tasks.{benchmark}.make_hub_dataset"
         return f"lmms_eval.tasks.{benchmark}.{rest}" if rest else f"lmms_eval.tasks.{benchmark}"
     if top in SHARED_PACKAGES:
+        if rest in JUDGE_CORE_MODULES:
+            return f"{JUDGE_CORE}.{rest}"
         return f"{TASK_UTILS}.{rest}" if rest else TASK_UTILS
     raise ExportError(f"{name}: a module of {top!r}, which {benchmark or 'the judge provider'}'s exported code may not import (only {benchmark or 'shared'} and the shared code)")
 
@@ -229,11 +244,15 @@ def rewrite_imports(source: str, module: Module, modules: dict[str, Module]) -> 
     data = source.encode("utf-8")
     edits = []
     for node, imported, _ in project_imports(source, str(module.path)):
-        clause = by_name[imported].target
-        names = ", ".join(alias.name + (f" as {alias.asname}" if alias.asname else "") for alias in node.names)
+        clauses: dict[str, list[str]] = {}  # a submodule's package: the judge core's modules leave the shared package
+        for alias in node.names:
+            submodule = by_name.get(f"{imported}.{alias.name}")
+            clause = submodule.target.rpartition(".")[0] if submodule else by_name[imported].target
+            clauses.setdefault(clause, []).append(alias.name + (f" as {alias.asname}" if alias.asname else ""))
         start = offsets[node.lineno - 1] + node.col_offset
         end = offsets[node.end_lineno - 1] + node.end_col_offset
-        edits.append((start, end, f"from {clause} import {names}".encode("utf-8")))
+        statements = [f"from {clause} import {', '.join(names)}" for clause, names in clauses.items()]
+        edits.append((start, end, ("\n" + " " * node.col_offset).join(statements).encode("utf-8")))
     for start, end, text in sorted(edits, reverse=True):
         data = data[:start] + text + data[end:]
     return data.decode("utf-8")
@@ -445,6 +464,33 @@ def hub_configs(benchmark: str) -> dict[str, str]:
     return dict(module.HUB_CONFIGS)
 
 
+RESPONSES_MODULE = "audio_bench_core.responses"
+
+
+def flag_responses_once(config: dict, path: Path) -> dict:
+    """``config`` (a task YAML as read) with the nine response counts of its ``metric_list``
+    (``audio_bench_core.responses.DIAGNOSTIC_METRICS``) replaced, where the first of them stood, by the one count the
+    export lists, ``flagged_responses`` (``agg_flagged_responses``: the documents with any of them; the log still names
+    each kind). A YAML without them is returned as it is.
+
+    Raises:
+        ExportError: a ``metric_list`` with some of the nine but not all (the export would drop a count).
+    """
+    from audio_bench_core.responses import DIAGNOSTIC_METRICS, FLAGGED_METRIC
+
+    entries = config.get("metric_list") or []
+    names = [entry.get("metric") for entry in entries if isinstance(entry, dict)]
+    found = [name for name in names if name in DIAGNOSTIC_METRICS]
+    if not found:
+        return config
+    if sorted(found) != sorted(DIAGNOSTIC_METRICS):
+        raise ExportError(f"{path}: metric_list has {len(found)} of the {len(DIAGNOSTIC_METRICS)} response counts ({', '.join(sorted(set(DIAGNOSTIC_METRICS) - set(found)))} missing); list all or none")
+    flagged = {"metric": FLAGGED_METRIC, "aggregation": FunctionRef(f"{RESPONSES_MODULE}.agg_{FLAGGED_METRIC}"), "higher_is_better": False}
+    first = names.index(found[0])
+    kept = [entry for entry in entries if not (isinstance(entry, dict) and entry.get("metric") in DIAGNOSTIC_METRICS)]
+    return {**config, "metric_list": kept[:first] + [flagged] + kept[first:]}
+
+
 def export_yaml(config: dict, path: Path, spec: Benchmark, hooks: str, modules: dict[str, Module], reexports: dict[str, str]) -> dict:
     """The exported form of one task YAML (see the module docstring); ``reexports`` collects the shared functions
     ``utils.py`` must name (``{function: exported module}``).
@@ -472,7 +518,7 @@ def export_yaml(config: dict, path: Path, spec: Benchmark, hooks: str, modules: 
             return [convert(v) for v in value]
         return value
 
-    out = convert(config)
+    out = convert(flag_responses_once(config, path))
     plugin_models = plugin_model_ids()
     for key in _PER_MODEL_KEYS:
         if isinstance(out.get(key), dict):
@@ -660,11 +706,13 @@ def target_file(root: Path, module: Module) -> Path:
 def rewrite_prose(text: str) -> str:
     """``text`` with every dotted name of this project's exportable modules (in docstrings, comments and messages)
     replaced by its exported name, the same whichever benchmark is exported (so a shared module is byte-identical in
-    every export): ``audio_bench_core[.x]``, the judge provider, ``lmms_eval_tasks.<benchmark>.hooks`` and
-    ``<benchmark>.<module>``."""
+    every export): ``audio_bench_core[.x]`` (the judge core's modules: :data:`JUDGE_CORE`), the judge provider,
+    ``lmms_eval_tasks.<benchmark>.hooks`` and ``<benchmark>.<module>``."""
     for name, target in EXPORTED_GLUE.items():
         text = re.sub(rf"(?<![\w.]){re.escape(name)}(?!\w)", target, text)
     text = re.sub(r"(?<![\w.])lmms_eval_tasks\.(mcga|parsa|mmac)\.hooks(?!\w)", r"lmms_eval.tasks.\1.utils", text)
+    core = "|".join(JUDGE_CORE_MODULES)
+    text = re.sub(rf"(?<![\w.]){SHARED_PACKAGES[0]}\.({core})(?!\w)", rf"{JUDGE_CORE}.\1", text)
     text = re.sub(rf"(?<![\w.]){SHARED_PACKAGES[0]}(?!\w)", TASK_UTILS, text)
     text = text.replace("LMMS_EVAL_AUDIO_PLUGIN_CACHE", EXPORTED_CACHE_ENV).replace(".cache/lmms_eval_audio_plugin", f".cache/{EXPORTED_CACHE_NAME}")
     return re.sub(r"(?<![\w./-])(mcga|parsa|mmac)\.(\w+)", lambda m: f"lmms_eval.tasks.{m[0]}" if _module_file(m[0]) else m[0], text)
@@ -692,6 +740,8 @@ def module_files(modules: dict[str, Module], root: Path, files: dict[Path, str |
         sources.append(source)
         for data_file in data_files_used(module, source):
             files[out.parent / data_file.name] = data_file.read_bytes()
+        if module.target.startswith(JUDGE_CORE + "."):  # a regular package: upstream's setuptools finds only those
+            files[root.joinpath(*JUDGE_CORE.split("."), "__init__.py")] = JUDGE_CORE_INIT
     return sources
 
 
@@ -740,8 +790,56 @@ def is_main_setting(yaml_name: str) -> bool:
     return not yaml_name.removesuffix(".yaml").endswith(OTHER_SETTINGS)
 
 
+def benchmark_files(benchmark: str, root: Path, tests_dir: Path, main_setting_only: bool = False, extra: dict[str, str] | None = None) -> tuple[dict[Path, str | bytes], list[str], str]:
+    """``({path: content}, task YAML names, the README's Results section)``: what :func:`export_benchmark` writes for
+    ``benchmark`` below ``root``, in memory, before pruning (:func:`pruned`) and without the README (it lists the
+    pruned code's dependencies).
+
+    Raises:
+        ExportError: the code cannot be exported as it stands (:func:`module_closure`, :func:`export_yaml`).
+    """
+    spec = BENCHMARKS[benchmark]
+    task_dir = root / "lmms_eval" / "tasks" / benchmark
+    hooks = f"lmms_eval_tasks.{benchmark}.hooks"
+    modules = module_closure(benchmark)
+
+    # YAML first: it decides which shared functions utils.py re-exports, and which aggregations it wraps.
+    from lmms_eval_tasks import upstream_numbers
+
+    reexports: dict[str, str] = {}
+    numbers = upstream_numbers.Collected()
+    files: dict[Path, str | bytes] = {}
+    for path in sorted((TASKS_DIR / benchmark).iterdir()):
+        if main_setting_only and not is_main_setting(path.name):
+            continue
+        if path.name.endswith(".yaml") or (path.name.startswith("_") and path.name.endswith("_yaml")):
+            config = export_yaml(read_yaml(path), path, spec, hooks, modules, reexports)
+            try:  # numbers only: metrics that are not numbers leave metric_list, every aggregation is wrapped
+                config = upstream_numbers.numbers_only_yaml(config, path, numbers)
+            except ValueError as error:
+                raise ExportError(str(error)) from None
+            files[task_dir / path.name] = _yaml_header(path, config, spec) + dump_yaml(config)
+        elif path.is_file() and path.name not in NOT_EXPORTED and path.suffix != ".py" and path.name != "__pycache__":
+            raise ExportError(f"{path}: a file of the task folder the export does not know what to do with")
+    yamls = [path.name for path in files]
+    module_files(modules, root, files, hooks, spec, reexports)
+    files[target_file(root, modules[hooks])] += upstream_numbers.wrapper_lines(numbers, modules[NUMBERS_MODULE].target)
+    for name, text in (extra or {}).items():
+        files[task_dir / name] = text
+    test_template = TEMPLATES / f"test_{benchmark}.py"
+    if not test_template.is_file():
+        raise ExportError(f"{test_template}: no upstream-style test template for {benchmark}")
+    test_file = tests_dir / f"test_{benchmark}.py"
+    files[test_file] = test_template.read_text(encoding="utf-8")
+    settings_tests = TEMPLATES / f"test_{benchmark}_settings.py"
+    if settings_tests.is_file() and not main_setting_only:  # the other settings' tests, after the main setting's
+        files[test_file] += "\n\n" + settings_tests.read_text(encoding="utf-8").split('"""', 2)[2].lstrip("\n")
+    return files, yamls, upstream_numbers.readme_section(numbers.dropped)
+
+
 def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | None = None, force: bool = False, main_setting_only: bool = False, extra: dict[str, str] | None = None) -> ExportResult:
-    """Write ``benchmark`` into the lmms-eval tree at ``root`` (see the module docstring).
+    """Write ``benchmark`` into the lmms-eval tree at ``root`` (see the module docstring), pruned to what its tasks
+    reach (:func:`pruned`).
 
     Args:
         benchmark: ``mcga``, ``parsa`` or ``mmac``.
@@ -765,46 +863,11 @@ def export_benchmark(benchmark: str, root: str | Path, tests_dir: str | Path | N
         if not force:
             raise ExportError(f"{task_dir} exists; pass --force to replace it")
         shutil.rmtree(task_dir)
-    hooks = f"lmms_eval_tasks.{benchmark}.hooks"
-    modules = module_closure(benchmark)
-
-    # YAML first: it decides which shared functions utils.py re-exports, and which aggregations it wraps.
-    from lmms_eval_tasks import upstream_numbers
-
-    reexports: dict[str, str] = {}
-    numbers = upstream_numbers.Collected()
-    yamls = {}
-    for path in sorted((TASKS_DIR / benchmark).iterdir()):
-        if main_setting_only and not is_main_setting(path.name):
-            continue
-        if path.name.endswith(".yaml") or (path.name.startswith("_") and path.name.endswith("_yaml")):
-            config = export_yaml(read_yaml(path), path, spec, hooks, modules, reexports)
-            try:  # numbers only: metrics that are not numbers leave metric_list, every aggregation is wrapped
-                config = upstream_numbers.numbers_only_yaml(config, path, numbers)
-            except ValueError as error:
-                raise ExportError(str(error)) from None
-            yamls[path.name] = _yaml_header(path, config, spec) + dump_yaml(config)
-        elif path.is_file() and path.name not in NOT_EXPORTED and path.suffix != ".py" and path.name != "__pycache__":
-            raise ExportError(f"{path}: a file of the task folder the export does not know what to do with")
-
-    files: dict[Path, str | bytes] = {}
-    for name, text in yamls.items():
-        files[task_dir / name] = text
-    sources = module_files(modules, root, files, hooks, spec, reexports)
-    files[target_file(root, modules[hooks])] += upstream_numbers.wrapper_lines(numbers, modules[NUMBERS_MODULE].target)
-    dependencies = extra_dependencies(sources)
-    for name, text in (extra or {}).items():
-        files[task_dir / name] = text
-    files[task_dir / "README.md"] = render_readme(spec, yamls, dependencies, upstream_numbers.readme_section(numbers.dropped), "RESULTS.md" in (extra or {}))
-    test_template = TEMPLATES / f"test_{benchmark}.py"
-    if not test_template.is_file():
-        raise ExportError(f"{test_template}: no upstream-style test template for {benchmark}")
+    files, yamls, results = benchmark_files(benchmark, root, tests_dir, main_setting_only, extra)
+    files = pruned(files, root)
+    dependencies = extra_dependencies([text for path, text in files.items() if path.suffix == ".py" and path.is_relative_to(root / "lmms_eval")])
+    files[task_dir / "README.md"] = render_readme(spec, {name: files[task_dir / name] for name in yamls}, dependencies, results, "RESULTS.md" in (extra or {}))
     test_file = tests_dir / f"test_{benchmark}.py"
-    files[test_file] = test_template.read_text(encoding="utf-8")
-    settings_tests = TEMPLATES / f"test_{benchmark}_settings.py"
-    if settings_tests.is_file() and not main_setting_only:  # the other settings' tests, after the main setting's
-        files[test_file] += "\n\n" + settings_tests.read_text(encoding="utf-8").split('"""', 2)[2].lstrip("\n")
-
     return ExportResult(task_dir, test_file, write_files(files, root), dependencies)
 
 
@@ -814,20 +877,68 @@ PROVIDER_TEST = "test_audio_judge_provider.py"
 
 def export_judge_provider(root: str | Path, tests_dir: str | Path | None = None) -> list[Path]:
     """Write the ``audio_judge`` llm_judge provider into the lmms-eval tree at ``root``: the provider
-    (``lmms_eval/llm_judge/providers/audio_judge.py``), the shared judge core it wraps (``lmms_eval/tasks/_task_utils/
-    audio_bench/``) and its tests (``test/eval/test_audio_judge_provider.py``, or in ``tests_dir``). Returns the paths.
+    (``lmms_eval/llm_judge/providers/audio_judge.py``), the judge core it wraps (``lmms_eval/llm_judge/audio_judge/``,
+    with the shared helpers it uses in ``lmms_eval/tasks/_task_utils/audio_bench/``) and its tests (``test/eval/test_audio_judge_provider.py``, or in ``tests_dir``). Returns the paths.
 
     Raises:
         ExportError: ``root`` is not an lmms-eval tree, or the provider's code cannot be exported as it stands.
     """
     root = Path(root).resolve()
     _lmms_eval_tasks_dir(root)
+    return write_files(pruned(provider_files(root, Path(tests_dir) if tests_dir is not None else root / "test" / "eval"), root), root)
+
+
+def provider_files(root: Path, tests_dir: Path) -> dict[Path, str | bytes]:
+    """What :func:`export_judge_provider` writes below ``root``, in memory, before pruning (:func:`pruned`).
+
+    Raises:
+        ExportError: the provider's code cannot be exported as it stands.
+    """
     files: dict[Path, str | bytes] = {}
     module_files(module_closure(None), root, files)
     if not (TEMPLATES / PROVIDER_TEST).is_file():
         raise ExportError(f"{TEMPLATES / PROVIDER_TEST}: no upstream-style test for the judge provider")
-    files[(Path(tests_dir) if tests_dir is not None else root / "test" / "eval") / PROVIDER_TEST] = (TEMPLATES / PROVIDER_TEST).read_text(encoding="utf-8")
-    return write_files(files, root)
+    files[tests_dir / PROVIDER_TEST] = (TEMPLATES / PROVIDER_TEST).read_text(encoding="utf-8")
+    return files
+
+
+# ------------------------------------------------------------------------------------------------- pruning
+def _module_name(path: Path, root: Path) -> str:
+    """Dotted name of an exported Python file below ``root`` (a package as ``<name>.__init__``)."""
+    return ".".join(path.relative_to(root).with_suffix("").parts)
+
+
+@functools.cache
+def reachable() -> dict[str, set[str]]:
+    """``{exported module: names kept}`` over the whole contribution at once (the judge provider and every benchmark
+    with all its settings, :func:`lmms_eval_tasks.upstream_prune.reachable_names`), so a shared module is pruned the
+    same whichever branch writes it. Roots: each task YAML's ``!function utils.<name>``; the tests, the provider and
+    ``make_hub_dataset.py`` whole.
+
+    Raises:
+        ExportError: as :func:`benchmark_files`.
+    """
+    root = Path("/lmms-eval")  # in memory only: nothing is written there
+    files = provider_files(root, root / "test")
+    for benchmark in BENCHMARKS:
+        files.update(benchmark_files(benchmark, root, root / "test")[0])
+    sources = {_module_name(path, root): text for path, text in files.items() if path.suffix == ".py"}
+    roots: dict[str, set[str]] = {name: {WHOLE} for name in sources if name.startswith("test.") or name in (*EXPORTED_GLUE.values(), *(f"lmms_eval.tasks.{b}.make_hub_dataset" for b in BENCHMARKS))}
+    for path, text in files.items():
+        if path.suffix == ".yaml" or path.name.endswith("_yaml"):
+            roots.setdefault(_module_name(path.parent / "utils.py", root), set()).update(re.findall(r"!function utils\.(\w+)", text))
+    return reachable_names(sources, roots)
+
+
+def pruned(files: dict[Path, str | bytes], root: Path) -> dict[Path, str | bytes]:
+    """``files`` with each exported module below ``root/lmms_eval`` pruned to what the contribution reaches
+    (:func:`reachable`, :func:`lmms_eval_tasks.upstream_prune.prune_module`); tests and data unchanged."""
+    keep = reachable()
+    out = {}
+    for path, content in files.items():
+        name = _module_name(path, root) if path.suffix == ".py" and path.is_relative_to(root / "lmms_eval") else None
+        out[path] = prune_module(content, keep[name], str(path)) if name in keep else content
+    return out
 
 
 #: How each benchmark is scored, the exported README's first lines.
@@ -898,7 +1009,7 @@ JUDGE_SECTION = """The judged metrics call an OpenAI-compatible chat-completions
 `lmms_eval.llm_judge` (`lmms_eval/llm_judge/providers/audio_judge.py`, added by its own pull request: a persistent reply
 cache, retries by error kind, a time bound on each whole call, a circuit breaker). It is configured by `AUDIO_JUDGE_*`
 environment variables (`AUDIO_JUDGE_BASE_URL`, `AUDIO_JUDGE_MODEL`, `AUDIO_JUDGE_API_KEY_VAR` naming the variable that
-holds the key, ...; the full list is the docstring of `JudgeConfig` in `lmms_eval/tasks/_task_utils/audio_bench/judge_config.py`).
+holds the key, ...; the full list is the docstring of `JudgeConfig` in `lmms_eval/llm_judge/audio_judge/judge_config.py`).
 With no judge configured the judged metrics are `null` (a warning in the log says why) and every other metric is still
 reported. A reply without a valid score is counted (`judge_failed`) and left out of the mean, never scored as 0; a
 reasoning judge's `<think>...</think>` draft is read past.

@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from audio_bench_core.responses import FLAGGED_METRIC
+
 #: Metrics whose aggregation gives no number, by name, with what it is (the exported README's list). Every name here
 #: is a metric of some task YAML of this plugin (checked by tests/test_upstream_numbers.py), and every metric of
 #: every task YAML not listed here gives a number or "not computed" (checked on the exported run by
@@ -70,6 +72,8 @@ class Collected:
     dropped: dict[str, list[str]] = field(default_factory=dict)
     #: The ``utils.py`` functions named as ``process_results``.
     process_results: set[str] = field(default_factory=set)
+    #: Some YAML lists ``flagged_responses`` (the nine response counts in one: ``upstream_export.flag_responses_once``).
+    flagged: bool = False
 
 
 def numbers_only_yaml(config: dict, path: Path, collected: Collected) -> dict:
@@ -88,6 +92,7 @@ def numbers_only_yaml(config: dict, path: Path, collected: Collected) -> dict:
             if not isinstance(entry, dict) or "metric" not in entry:
                 raise ValueError(f"{path}: a metric_list entry without 'metric': {entry!r}")
             metric = entry["metric"]
+            collected.flagged |= metric == FLAGGED_METRIC
             if not is_number_metric(metric):
                 collected.dropped.setdefault(metric, []).append(path.name)
                 continue
@@ -117,7 +122,7 @@ def wrapper_lines(collected: Collected, numbers_module: str) -> str:
     for function in sorted(collected.aggregations):
         lines.append(f"{function} = numbers_only({function}, {'/'.join(sorted(collected.aggregations[function]))!r})")
     for function in sorted(collected.process_results):
-        lines.append(f"{function} = without_metrics({function}, {tuple(sorted(collected.dropped))!r})")
+        lines.append(f"{function} = without_metrics({function}, {tuple(sorted(collected.dropped))!r}{', flagged=True' if collected.flagged else ''})")
     return "\n".join(lines) + "\n"
 
 
@@ -129,11 +134,13 @@ def readme_section(dropped: dict[str, list[str]]) -> str:
         "has a warning naming the task, the metric and the reason (no judge configured, no scored item, an aggregation that",
         "raised: the shared `numbers.py`). lmms-eval's table prints `null` as `N/A`.",
         "",
-        "Each task also counts what the model's responses were before scoring (`failed_generations`, `empty_responses`,",
-        "`echoed_prompts`, `placeholder_copies`, `identical_answers`, `unfinished_reasoning`, `invalid_text_replaced`,",
-        "`scoring_errors`, `long_answers`; the shared `responses.py`). A task whose responses are mostly failed, empty or",
-        "unfinished is a failed run: the log says so (a warning naming the task, the share and the first error), its counts",
-        "are reported, no score of it means anything, and the other tasks' results are written as usual.",
+        "Each task also counts, in `flagged_responses`, the documents whose response was not a usable answer before scoring:",
+        "a failed generation, an empty response, reasoning that never closed, an echoed prompt, a copied format placeholder,",
+        "one same answer across many distinct inputs, invalid text replaced, a scoring error, or an answer over 10,000",
+        "characters (the shared `responses.py`). The log has one warning per kind, with its share and an example, and each",
+        "document's record is in the samples under `flagged_responses`. A task whose responses are mostly failed, empty or",
+        "unfinished is a failed run: the log says so (a warning naming the task, the share and the first error), its count",
+        "is reported, no score of it means anything, and the other tasks' results are written as usual.",
     ]
     if dropped:
         lines += [

@@ -194,7 +194,7 @@ SERIES = (
         ("Adds `audio_judge`, an `llm_judge` provider for OpenAI-compatible judges: a persistent reply cache, retries by error kind (429 with Retry-After, 5xx, timeouts), a time bound on each whole call and a circuit breaker.",
          "Reads a reply by its whole shape (content as parts, refusals, truncation at the token limit, errors inside a 200) and sends the request fields each judge family takes (`max_completion_tokens` for gpt-5 / o-series).",
          "Used by the MCGA and MMAC judged tasks (later pull requests); any task can name it with `get_server(\"audio_judge\", ServerConfig(...))`."),
-        ("`lmms_eval/llm_judge/providers/audio_judge.py` (registers itself on import)", "`lmms_eval/tasks/_task_utils/audio_bench/judge*.py` and the helpers they use", "`test/eval/test_audio_judge_provider.py`"),
+        ("`lmms_eval/llm_judge/providers/audio_judge.py` (registers itself on import)", "`lmms_eval/llm_judge/audio_judge/`: the judge core (client, cache, request fields, reply reading, budget, audit of cached verdicts) and the judge pass judged tasks run", "`lmms_eval/tasks/_task_utils/audio_bench/`: reading a reasoning draft past (shared with the tasks' answer reading) and the cache root", "`test/eval/test_audio_judge_provider.py`"),
         ("No existing provider or task changes; the `openai` provider is untouched.",),
         ("Additive: nothing imports the provider until a task does. Configured by `AUDIO_JUDGE_*` variables; the cache lives under `$LMMS_EVAL_AUDIO_BENCH_CACHE` (default `~/.cache/lmms_eval_audio_bench`).",),
         "New feature", ("test/eval/test_audio_judge_provider.py",), lambda root: ex.export_judge_provider(root),

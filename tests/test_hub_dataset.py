@@ -225,8 +225,9 @@ def test_exported_task_yaml_names_its_hub_config(benchmark):
 LMMS_EVAL_LOADS = """
 import json, sys
 import numpy as np
-import lmms_eval.llm_judge.providers, lmms_eval.tasks
+import lmms_eval.llm_judge, lmms_eval.llm_judge.providers, lmms_eval.tasks
 lmms_eval.tasks.__path__.insert(0, sys.argv[1])
+lmms_eval.llm_judge.__path__.insert(0, sys.argv[1].replace("/tasks", "/llm_judge"))  # the judge core the provider wraps
 lmms_eval.llm_judge.providers.__path__.insert(0, sys.argv[1].replace("/tasks", "/llm_judge/providers"))
 from lmms_eval.tasks import TaskManager, get_task_dict
 manager = TaskManager(include_path=[f"{sys.argv[1]}/mcga", f"{sys.argv[1]}/parsa"], include_defaults=False)

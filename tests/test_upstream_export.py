@@ -96,7 +96,7 @@ def test_task_yaml_gets_utils_references_the_hub_dataset_and_no_plugin_model_blo
               num_proc: 1
             process_docs: !function lmms_eval_tasks.parsa.hooks.parsa_asr_docs
             metric_list:
-              - metric: empty_responses
+              - metric: wer
                 aggregation: !function {responses}.agg_empty_responses
             model_specific_generation_kwargs:
               faster_whisper: {{language: fa}}
@@ -113,7 +113,7 @@ def test_task_yaml_gets_utils_references_the_hub_dataset_and_no_plugin_model_blo
     assert reexports == {"agg_empty_responses": "lmms_eval.tasks._task_utils.audio_bench.responses"}
     assert "model_specific_generation_kwargs" not in out and out["lmms_eval_specific_kwargs"] == {"default": {"simple_audio": "array"}}
     text = ex.dump_yaml(out)
-    assert "process_docs: !function utils.parsa_asr_docs\n" in text and "  - metric: empty_responses\n" in text
+    assert "process_docs: !function utils.parsa_asr_docs\n" in text and "  - metric: wer\n" in text
 
 
 def test_a_function_outside_the_export_is_an_error_naming_the_yaml():

@@ -59,6 +59,22 @@ def test_an_exception_costs_its_figure_only_and_is_named(log_lines):
     assert log_lines == ["? cer_official: not computed: the aggregation raised ZeroDivisionError: division by zero; written as null"]
 
 
+def test_flagged_responses_counts_each_document_once_and_logs_each_kind(log_lines):
+    # 7 documents: 2 empty, 1 failed, 1 echoing the prompt "Transcribe the audio." exactly (a prompt text under 25
+    # characters counts only when echoed whole), 1 of 12,500 characters (over 10,000), 2 answers. Flagged: 5 documents;
+    # 3 of 7 empty/failed (42.9 %) is not a failed run (over 50 %), 3 of 3 is.
+    texts = ["", " ", "[LMMS_EVAL_REQUEST_FAILED after 5 retries] Connection error.", "Transcribe the audio.", "床前明月光" * 2500, "床前明月光", "疑是地上霜"]
+    records = [responses.check_response(text, task="mcga_asr", doc_id=i, clip=f"{i}.wav", gold="床前明月光", prompt_texts=("Transcribe the audio.",)).record for i, text in enumerate(texts)]
+    assert (responses.agg_echoed_prompts(records), responses.agg_long_answers(records)) == (1, 1)
+    log_lines.clear()
+    assert responses.agg_flagged_responses(records) == 5
+    assert [line.split(" (")[0] for line in log_lines] == ["mcga_asr: 1 of 7 responses", "mcga_asr: 2 of 7 responses", "mcga_asr: 1 of 7 responses", "mcga_asr: 1 of 7 responses"]
+    assert ["(14.3%) are failed" in log_lines[0], "(28.6%) are empty" in log_lines[1], "echo the prompt" in log_lines[2] and "(document 3)" in log_lines[2], "longest: document 4, 12,500 characters" in log_lines[3]] == [True] * 4
+    log_lines.clear()
+    assert numbers_only(responses.agg_flagged_responses, "flagged_responses")(records[:3]) == 3
+    assert [line.split(": (")[0][:60] for line in log_lines] == ["mcga_asr flagged_responses: mcga_asr: failed run: 3 of 3 res", "mcga_asr: 1 of 3 responses (33.3%) are failed generations, s", "mcga_asr: 2 of 3 responses (66.7%) are empty"]
+
+
 def test_a_failed_run_is_reported_by_its_counts_and_other_figures_are_null(log_lines):
     records = _records(["", "", "", "  ", "[LMMS_EVAL_REQUEST_FAILED after 5 retries] Connection error.", "an answer"])
     with pytest.raises(responses.FailedRunError):  # the plugin's form is unchanged: it raises
@@ -121,9 +137,9 @@ def test_mcga_asr_keeps_its_numbers_and_drops_breakdowns_and_signature():
     assert [e["metric"] for e in config["metric_list"]] == before  # the input (and the plugin's YAML) untouched
     kept = [e["metric"] for e in out["metric_list"]]
     assert sorted(set(before) - set(kept)) == ["cer_official_by_dynasty", "cer_official_by_genre", "n_by_dynasty", "n_by_genre", "signature"]
-    assert kept[:2] == ["cer_official", "cer_strict"] and "failed_generations" in kept and len(kept) == 11
+    assert kept[:2] == ["cer_official", "cer_strict"] and "flagged_responses" in kept and "failed_generations" not in kept and len(kept) == 3
     assert dropped == {m: ["mcga_asr.yaml"] for m in ("cer_official_by_genre", "cer_official_by_dynasty", "n_by_genre", "n_by_dynasty", "signature")}
-    assert wrapped["mcga_agg_cer_official"] == {"cer_official"} and wrapped["agg_failed_generations"] == {"failed_generations"}
+    assert wrapped["mcga_agg_cer_official"] == {"cer_official"} and wrapped["agg_flagged_responses"] == {"flagged_responses"}
     assert {str(e["aggregation"]) for e in out["metric_list"]} == {f"utils.{f}" for f in wrapped} and len(wrapped) == len(kept)
 
 
@@ -183,7 +199,7 @@ def test_the_exported_folder_has_no_non_number_metric_and_wraps_every_aggregatio
     utils = (result.task_dir / "utils.py").read_text(encoding="utf-8")
     numbers = ex.module_closure("mmac")[ex.NUMBERS_MODULE]
     assert f"from {numbers.target} import (\n    numbers_only,\n    without_metrics,\n)\n" in utils and ex.target_file(tmp_path, numbers).is_file()  # isort: 88 columns
-    assert "\nmmac_process_results = without_metrics(mmac_process_results, (\"caption_length\", \"dimensions\", \"judge\", \"signature\"))\n" in utils
+    assert "\nmmac_process_results = without_metrics(mmac_process_results, (\"caption_length\", \"dimensions\", \"judge\", \"signature\"), flagged=True)\n" in utils
     named = set()
     for path in result.task_dir.iterdir():
         if path.suffix == ".yaml" or path.name.endswith("_yaml"):
@@ -191,6 +207,6 @@ def test_the_exported_folder_has_no_non_number_metric_and_wraps_every_aggregatio
             entries = config.get("metric_list", []) + config.get("aggregate_metric_list", [])
             assert not [e["metric"] for e in entries if not un.is_number_metric(e["metric"])], path
             named |= {str(e["aggregation"])[len("utils.") :] for e in entries}
-    assert len(named) == 18 and all(f"\n{f} = numbers_only({f}, " in utils for f in named), sorted(named)  # 17 of 21 task metrics, 1 group
+    assert len(named) == 10 and all(f"\n{f} = numbers_only({f}, " in utils for f in named), sorted(named)  # 9 of 13 task metrics (the nine response counts one), 1 group
     readme = (result.task_dir / "README.md").read_text(encoding="utf-8")
     assert "- `caption_length`: MMAC: caption lengths" in readme and "- `judge`: judged tasks" in readme and "not computed: ..." not in readme

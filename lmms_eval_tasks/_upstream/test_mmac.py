@@ -94,8 +94,8 @@ def test_without_a_judge_the_judged_metrics_are_null(release_folder, monkeypatch
 
 
 def test_an_empty_caption_is_counted(release_folder):
-    records = _items(["", RIGHT], "empty_responses")
-    assert mmac_utils.agg_empty_responses(records) == 1
+    records = _items(["", RIGHT], "flagged_responses")
+    assert mmac_utils.agg_flagged_responses(records) == 1 and [record["empty"] for record in records] == [True, False]
 
 
 def test_the_data_folder_must_be_named_until_mmac_is_released(monkeypatch):
