@@ -105,8 +105,8 @@ def reachable_names(sources: dict[str, str], roots: dict[str, set[str]]) -> dict
     Raises:
         SyntaxError: a source that does not parse (names the module).
     """
-    names = set(sources)
-    modules = {name: _read(name, source, names) for name, source in sources.items()}
+    module_names = set(sources)
+    modules = {name: _read(name, source, module_names) for name, source in sources.items()}
     kept: dict[str, set[str]] = {name: set() for name in sources}
     started: set[str] = set()
     pending: list[tuple[str, str]] = [(m, n) for m, wanted in roots.items() for n in wanted]
@@ -119,10 +119,10 @@ def reachable_names(sources: dict[str, str], roots: dict[str, set[str]]) -> dict
                 if nested is not node and isinstance(nested, ast.ImportFrom) and not nested.level and nested.module:
                     for alias in nested.names:
                         submodule = f"{nested.module}.{alias.name}"
-                        if submodule in names or f"{submodule}.__init__" in names:
-                            pending.append((_canonical(submodule, names), WHOLE))
-                        elif nested.module in names or f"{nested.module}.__init__" in names:
-                            pending.append((_canonical(nested.module, names), alias.name))
+                        if submodule in module_names or f"{submodule}.__init__" in module_names:
+                            pending.append((_canonical(submodule, module_names), WHOLE))
+                        elif nested.module in module_names or f"{nested.module}.__init__" in module_names:
+                            pending.append((_canonical(nested.module, module_names), alias.name))
             bare, attributes = _references(node)
             pending.extend((module_name, n) for n in bare)
             for base, attribute in attributes:
@@ -155,7 +155,7 @@ def reachable_names(sources: dict[str, str], roots: dict[str, set[str]]) -> dict
                 pending.append((source_module, IMPORTED if name.endswith(".") else WHOLE))
         read(module_name, module.definitions.get(local, []))
     # what a reference named that is not the module's own (builtins, locals, third-party imports) is not kept by name
-    return {m: {n for n in names if n in (WHOLE, IMPORTED) or n.removesuffix(".") in modules[m].definitions or n.removesuffix(".") in modules[m].imports} for m, names in kept.items()}
+    return {m: {n for n in found if n in (WHOLE, IMPORTED) or n.removesuffix(".") in modules[m].definitions or n.removesuffix(".") in modules[m].imports} for m, found in kept.items()}
 
 
 def prune_module(source: str, keep: set[str], filename: str) -> str:
