@@ -1,5 +1,5 @@
-"""One judge call's transport: the time bound of a whole call (:func:`deadline_transport`), ``Retry-After``
-(:func:`retry_after`) and the failed-attempt types the retries are decided by. Part of :mod:`audio_bench_core.judge`."""
+"""One judge call's transport: the time bound of a whole call (:func:`_deadline_transport`), ``Retry-After``
+(:func:`_retry_after`) and the failed-attempt types the retries are decided by. Part of :mod:`audio_bench_core.judge`."""
 
 from __future__ import annotations
 

@@ -25,11 +25,12 @@ What changes on the way (:func:`export_benchmark` checks each and stops with the
   local override YAML), the hooks read the release layout from ``$<BENCHMARK>_DATA_DIR``; the sample (audio) is not
   exported;
 - YAML blocks keyed by models only this plugin provides (``faster_whisper``, ``replay``) are dropped;
-- the plugin's own command-line functions are left out (:data:`LEFT_OUT`), its messages that name a plugin command or
-  page say something else (:data:`EXPORT_TEXT`), and its failure placeholder is neutral (:data:`EXPORT_CONSTANTS`);
 - each module keeps only the top-level definitions the contribution reaches from its task YAML, tests, judge provider
-  and ``make_hub_dataset.py`` (:func:`pruned`, :mod:`lmms_eval_tasks.upstream_prune`): the plugin's commands, reports
-  and glue-only helpers stay behind;
+  and ``make_hub_dataset.py`` (:func:`pruned`, :mod:`lmms_eval_tasks.upstream_prune`): the plugin's commands
+  (``mcga-data``, ``parsa-data`` and every ``__main__`` block but ``make_hub_dataset.py``'s), reports and glue-only
+  helpers stay behind;
+- the plugin's messages that name a plugin command or page say something else (:data:`EXPORT_TEXT`), and its failure
+  placeholder is neutral (:data:`EXPORT_CONSTANTS`);
 - a task's nine response counts are one metric, ``flagged_responses`` (:func:`flag_responses_once`);
 - the Python files are formatted as upstream's pre-commit does (isort ``--profile black``, black
   ``--line-length=240``), with lmms-eval's folder as isort's first-party source.
@@ -318,10 +319,6 @@ EXPORT_CONSTANTS = {
     # The plugin's models emit the plugin's placeholder; upstream's models emit none (nothing exported depends on it).
     "audio_bench_core.responses": {"GENERATION_FAILED_PREFIX": "[GENERATION_FAILED]"},
 }
-#: Top-level functions of the plugin's command-line tools (``mcga-data``, ``parsa-data``) left out of the export, with
-#: the module's ``if __name__ == "__main__":`` block: the exported tasks load through lmms-eval and
-#: ``make_hub_dataset.py`` (:func:`leave_out`).
-LEFT_OUT = {"mcga.data": ("main", "_main"), "parsa.data": ("main", "_main", "check_command")}
 #: What the plugin's messages tell its users that the export says otherwise (a plugin command, a page of the plugin's
 #: docs): ``{module: ((plugin text, exported text), ...)}``, replaced in the module's source before its imports and
 #: prose are rewritten (:func:`export_text`). Wording true in both places belongs in the source, not here.
@@ -354,48 +351,10 @@ def export_text(source: str, module: str, filename: str) -> str:
     return source
 
 
-def leave_out(source: str, names: tuple[str, ...], filename: str) -> str:
-    """``source`` without the top-level functions ``names`` (with the comment lines right above each), its top-level
-    ``if __name__ == "__main__":`` block, and the top-level imports that only they used.
-
-    Raises:
-        ExportError: a name that is not a top-level function of ``source``, or one that what is kept still uses (a
-            name in the code, or a ``:func:`` reference in a docstring).
-    """
-    tree = ast.parse(source, filename)
-    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
-    missing = [name for name in names if name not in functions]
-    if missing:
-        raise ExportError(f"{filename}: LEFT_OUT names {', '.join(missing)}: not a top-level function there")
-    main_block = [node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test).replace("'", '"') == '__name__ == "__main__"']
-    removed = [functions[name] for name in names] + main_block
-    imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
-    rest = [node for node in tree.body if node not in removed and node not in imports]
-
-    def used(nodes: list[ast.stmt]) -> set[str]:
-        return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
-
-    unused = [node for node in imports if not any((a.asname or a.name).split(".")[0] in used(rest) for a in node.names) and any((a.asname or a.name).split(".")[0] in used(removed) for a in node.names)]
-    lines = source.splitlines(keepends=True)
-    drop = set()
-    for node in removed + unused:
-        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
-        while first > 0 and lines[first - 1].lstrip().startswith("#"):
-            first -= 1
-        drop.update(range(first, node.end_lineno))
-    kept = "".join(line for i, line in enumerate(lines) if i not in drop).rstrip("\n") + "\n"
-    for name in names:
-        if name in used(rest) or re.search(rf":func:`[\w.~]*\b{re.escape(name)}`", kept):
-            raise ExportError(f"{filename}: LEFT_OUT removes {name}, which the code the export keeps still uses or cites")
-    return kept
-
-
 def exported_source(module: str, path: Path) -> str:
-    """The source of ``module`` as the export starts from it: :data:`LEFT_OUT` removed, :data:`EXPORT_TEXT` applied."""
-    source = path.read_text(encoding="utf-8")
-    if module in LEFT_OUT:
-        source = leave_out(source, LEFT_OUT[module], str(path))
-    return export_text(source, module, str(path))
+    """The source of ``module`` as the export starts from it: :data:`EXPORT_TEXT` applied. (Its command-line functions
+    and ``__main__`` block leave at the end, with everything else the tasks do not reach: :func:`pruned`.)"""
+    return export_text(path.read_text(encoding="utf-8"), module, str(path))
 
 
 def data_files_used(module: Module, source: str) -> list[Path]:

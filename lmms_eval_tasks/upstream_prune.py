@@ -3,10 +3,11 @@
 The export copies whole modules, but much of a module serves only the plugin (its commands, reports, the release
 download, helpers its own glue calls). :func:`reachable_names` follows the names the exported code uses, from its
 roots (the functions the task YAML names, the tests, the judge provider, ``make_hub_dataset.py``, and every
-module-level statement that is not a definition) through ``from ... import`` and ``module.name`` references, across
-every module of every export at once, so a shared module comes out the same whichever branch writes it.
-:func:`prune_module` then drops the top-level definitions (functions, classes, assignments) nothing reaches, the
-comment lines right above each, and the imports only they used.
+module-level statement that is not a definition) through ``from ... import`` and ``module.name`` references and the
+names kept docstrings cite (``:func:`name```: a reader must find what the text names), across every module of every
+export at once, so a shared module comes out the same whichever branch writes it. :func:`prune_module` then drops the
+top-level definitions (functions, classes, assignments, an ``if __name__ == "__main__":`` block: it does not run on
+import) nothing reaches, the comment lines right above each, and the imports only they used.
 
 The analysis is static and keeps what it cannot follow: a module that calls ``globals()`` or names ``__all__`` is
 kept whole, as is a package's ``__init__.py`` and any module used other than as ``module.name``. A name used only as
@@ -17,12 +18,15 @@ a string (``getattr(module, "name")``) is not followed: the exported tests and t
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 #: Marks a module kept whole in :func:`reachable_names`' answer.
 WHOLE = "*"
 #: Marks a module imported (its top-level statements run) in :func:`reachable_names`' answer.
 IMPORTED = ""
+#: The name a module's ``if __name__ == "__main__":`` block binds here: it does not run on import.
+MAIN = "__main__"
 
 
 @dataclass
@@ -47,6 +51,8 @@ def _bound_names(node: ast.stmt) -> list[str] | None:
         return [t.id for t in node.targets]
     if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
         return [node.target.id]
+    if isinstance(node, ast.If) and ast.unparse(node.test).replace("'", '"') == '__name__ == "__main__"':
+        return [MAIN]  # runs only as a command: kept with a module kept whole (make_hub_dataset.py)
     return None
 
 
@@ -89,6 +95,14 @@ def _references(node: ast.AST) -> tuple[set[str], set[tuple[str, str]]]:
     return bare, attributes
 
 
+_CITATION = re.compile(r":(?:func|class|data|meth|attr|exc):`~?\.?([\w.]+)`")
+
+
+def _citations(node: ast.AST) -> set[str]:
+    """Names cited in ``node``'s docstrings and comments-as-strings (Sphinx roles such as ``:func:`name```)."""
+    return {m for child in ast.walk(node) if isinstance(child, ast.Constant) and isinstance(child.value, str) for m in _CITATION.findall(child.value)}
+
+
 def reachable_names(sources: dict[str, str], roots: dict[str, set[str]]) -> dict[str, set[str]]:
     """The top-level names each module must keep.
 
@@ -125,6 +139,12 @@ def reachable_names(sources: dict[str, str], roots: dict[str, set[str]]) -> dict
                             pending.append((_canonical(nested.module, module_names), alias.name))
             bare, attributes = _references(node)
             pending.extend((module_name, n) for n in bare)
+            for cited in _citations(node):  # a docstring's :func:`name`: the reader must find it
+                owner, _, last = cited.rpartition(".")
+                if not owner:
+                    pending.append((module_name, last))
+                elif owner in module_names or f"{owner}.__init__" in module_names:
+                    pending.append((_canonical(owner, module_names), last))
             for base, attribute in attributes:
                 if base in module.imports and module.imports[base][1] is None:  # module.name: the name, not the module
                     pending.extend([(module_name, base + "."), (module.imports[base][0], attribute)])

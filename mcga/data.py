@@ -240,7 +240,7 @@ def load_task_rows(task: str, split: str = "test", data_dir: str | Path | None =
         split: ``test`` (released), ``val`` or ``train``.
         data_dir: folder holding ``MCGA_{task}_{split}.jsonl``; default :func:`data_dir_from_env`.
         warnings: where to add ``(where, warning)`` for each all-silent or clipped clip (scored as it is); ``None``:
-            they are logged, counted in one line (:func:`audio_bench_core.audio.summarise_audio_warnings`).
+            they are logged, counted in one line (:func:`audio_bench_core.audio.audio_warnings_line`).
 
     Returns:
         The rows in file order, each a copy with ``id`` as a string and two added fields: ``audio_path``

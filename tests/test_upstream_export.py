@@ -4,10 +4,12 @@ The whole export run in a plugin-free lmms-eval is tests/test_upstream_cli.py.""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from lmms_eval_tasks import upstream_export as ex
+from lmms_eval_tasks.upstream_prune import WHOLE, prune_module, reachable_names
 
 
 def _module(name, target, is_package=False):
@@ -204,26 +206,27 @@ if __name__ == "__main__":
 '''
 
 
-def test_leave_out_removes_the_functions_their_comment_the_main_block_and_imports_only_they_used():
-    kept = ex.leave_out(LEAVE_OUT_SOURCE, ("main", "check"), "m.py")
+def test_pruning_removes_a_command_its_comment_the_main_block_and_imports_only_they_used():
+    # the plugin's command-line functions leave the export as everything nothing exported reaches (upstream_prune)
+    kept = prune_module(LEAVE_OUT_SOURCE, reachable_names({"m": LEAVE_OUT_SOURCE}, {"m": {"load"}})["m"], "m.py")
     assert kept == '"""A module."""\n\nfrom pathlib import Path\n\n\ndef load(path):\n    """Read ``path``."""\n    return Path(path).read_text()\n'
     compile(kept, "m.py", "exec")
-    with pytest.raises(ex.ExportError, match=r"m.py: LEFT_OUT names nope: not a top-level function"):
-        ex.leave_out(LEAVE_OUT_SOURCE, ("main", "nope"), "m.py")
-    with pytest.raises(ex.ExportError, match="LEFT_OUT removes check, which the code the export keeps still uses"):
-        ex.leave_out(LEAVE_OUT_SOURCE, ("check",), "m.py")  # main calls it
+    used = LEAVE_OUT_SOURCE.replace("return Path(path).read_text()", "return check(Path(path).read_text())")
+    assert "def check(" in prune_module(used, reachable_names({"m": used}, {"m": {"load"}})["m"], "m.py")  # what is kept still uses it
     cited = LEAVE_OUT_SOURCE.replace('"""Read ``path``."""', '"""Read ``path`` (as :func:`main` does)."""')
-    with pytest.raises(ex.ExportError, match="LEFT_OUT removes main"):
-        ex.leave_out(cited, ("main", "check"), "m.py")
+    assert "def main(" in prune_module(cited, reachable_names({"m": cited}, {"m": {"load"}})["m"], "m.py")  # a docstring cites it
+    assert prune_module(LEAVE_OUT_SOURCE, reachable_names({"m": LEAVE_OUT_SOURCE}, {"m": {WHOLE}})["m"], "m.py") == LEAVE_OUT_SOURCE  # a command kept whole
 
 
 def test_the_exported_data_modules_have_no_command_and_still_load():
-    for name in ex.LEFT_OUT:
-        source = ex.exported_source(name, ex.ROOT.joinpath(*name.split(".")).with_suffix(".py"))
+    files = ex.pruned(ex.benchmark_files("parsa", Path("/lmms-eval"), Path("/lmms-eval/test"))[0], Path("/lmms-eval"))
+    files.update(ex.pruned(ex.benchmark_files("mcga", Path("/lmms-eval"), Path("/lmms-eval/test"))[0], Path("/lmms-eval")))
+    for name in ("mcga", "parsa"):
+        source = files[Path(f"/lmms-eval/lmms_eval/tasks/{name}/data.py")]
         assert "def main(" not in source and "def _main(" not in source and "__main__" not in source and "argparse" not in source
         assert "def load_task_rows(" in source or "def load_task_docs(" in source
         compile(source, name, "exec")
-    assert "def check_command(" not in ex.exported_source("parsa.data", ex.ROOT / "parsa/data.py")
+    assert "def check_command(" not in files[Path("/lmms-eval/lmms_eval/tasks/parsa/data.py")]
 
 
 def test_export_text_replaces_the_plugins_wording_and_refuses_a_text_the_module_lacks(monkeypatch):
