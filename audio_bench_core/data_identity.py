@@ -3,10 +3,10 @@
 lmms-eval 0.7's response cache (``lmms_eval/caching/response_cache.py``) keys a model response by request type, task
 name, document **index**, the generation settings that change the output, a hash of the leading text arguments (the
 prompt text) and a fingerprint of the task config: ``json.dumps(task.dump_config(), default=str)`` with function
-addresses removed, where every callable of the config (``process_docs`` among them) appears as its ``str()``. The
-data folder (``MCGA_DATA_DIR``, ``PARSA_DATA_DIR``, ``MMAC_DATA_DIR``) is read by our ``process_docs`` and is in none
-of these: two releases with as many documents and the same prompt texts (MCGA ASR's prompt is fixed) got the same
-keys, so a cache built on one folder served its answers to the other's clips.
+addresses removed, where every callable of the config (``process_docs`` among them) appears as its ``str()``. What
+``process_docs`` returns can change under the same config (another revision of the hub dataset, another local data
+folder) and is in none of these: two releases with as many documents and the same prompt texts (MCGA ASR's prompt is
+fixed) got the same keys, so a cache built on one served its answers to the other's clips.
 
 :class:`DocsLoader` is the ``process_docs`` of every MCGA, PARSA and MMAC task: it loads the documents with the
 benchmark's loader and records :func:`data_digest` of what it loaded; its ``str()`` names the task and that digest,

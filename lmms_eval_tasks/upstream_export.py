@@ -105,14 +105,15 @@ class Benchmark:
     #: Two tasks run by the README's example command.
     example_tasks: tuple[str, ...]
     judged: bool
-    #: ``UNSET_DATA_DIR`` of the benchmark's ``data`` module in the export (the plugin's is ``"sample"``, which the
-    #: export does not carry): ``"hub"`` downloads the release, ``"required"`` makes ``data_env`` mandatory.
-    unset_data: str
+    #: ``UNSET_DATA_DIR`` of the benchmark's ``data`` module in the export, for a benchmark whose tasks read the release
+    #: layout from ``data_env`` (the plugin's is ``"sample"``, which the export does not carry): ``"required"`` makes
+    #: ``data_env`` mandatory. ``None``: the tasks read the hub layout only (no data variable).
+    unset_data: str | None
 
 
 BENCHMARKS = {
-    "mcga": Benchmark("mcga", "MCGA (classical Chinese literature read aloud, arXiv 2601.09270)", "yxdu/MCGA", False, True, "MCGA_DATA_DIR", ("mcga_asr", "mcga_s2tt"), True, "hub"),
-    "parsa": Benchmark("parsa", "PARSA-Bench (Persian speech, arXiv 2603.14456)", "MohammadJRanjbar/PARSA-Bench", True, True, "PARSA_DATA_DIR", ("parsa_asr", "parsa_intent"), False, "hub"),
+    "mcga": Benchmark("mcga", "MCGA (classical Chinese literature read aloud, arXiv 2601.09270)", "yxdu/MCGA", False, True, "MCGA_DATA_DIR", ("mcga_asr", "mcga_s2tt"), True, None),
+    "parsa": Benchmark("parsa", "PARSA-Bench (Persian speech, arXiv 2603.14456)", "MohammadJRanjbar/PARSA-Bench", True, True, "PARSA_DATA_DIR", ("parsa_asr", "parsa_intent"), False, None),
     # MMAC's data is not released (arXiv 2607.27109): the id is a placeholder to replace when it is (README).
     "mmac": Benchmark("mmac", "MMAC (free-form audio captioning judged per dimension, arXiv 2607.27109)", "MMAC-release-pending/MMAC", False, False, "MMAC_DATA_DIR", ("mmac_content",), True, "required"),
 }
@@ -299,25 +300,33 @@ def use_upstream_equivalents(source: str, filename: str) -> str:
     return data.decode("utf-8")
 
 
-def set_constant(source: str, name: str, value: str, filename: str) -> str:
-    """``source`` with the module-level string constant ``name = "..."`` set to ``value`` (the literal rewritten in place).
+def set_constant(source: str, name: str, value: str | None, filename: str) -> str:
+    """``source`` with the module-level assignment ``name = ...`` set to ``value`` (a string literal, or ``None``),
+    written in place of the value it had. ``None`` in place of a function removes a reference, and so (with
+    :func:`pruned`) what only that function used.
 
     Raises:
-        ExportError: no such assignment of a string literal at module level.
+        ExportError: no such module-level assignment; a string to set where the value is not a string literal.
     """
     for node in ast.parse(source, filename).body:
-        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [name] and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [name]:
+            if isinstance(value, str) and not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+                break
             lines = source.splitlines(keepends=True)
-            line = lines[node.value.lineno - 1]
-            lines[node.value.lineno - 1] = line[: node.value.col_offset] + repr(value).replace("'", '"') + line[node.value.end_col_offset :]
+            first, last = node.value.lineno - 1, node.value.end_lineno - 1
+            lines[first : last + 1] = [lines[first][: node.value.col_offset] + repr(value).replace("'", '"') + lines[last][node.value.end_col_offset :]]
             return "".join(lines)
-    raise ExportError(f"{filename}: no module-level `{name} = \"...\"` to set to {value!r}")
+    raise ExportError(f"{filename}: no module-level `{name} = ...` (a string literal, to set a string) to set to {value!r}")
 
 
 #: Module constants the export sets to a value of its own: ``{module: {name: value}}`` (:func:`set_constant`).
 EXPORT_CONSTANTS = {
     # The plugin's models emit the plugin's placeholder; upstream's models emit none (nothing exported depends on it).
     "audio_bench_core.responses": {"GENERATION_FAILED_PREFIX": "[GENERATION_FAILED]"},
+    # The exported tasks read what lmms-eval loaded, in the hub layout, and nothing in its place (issue: data through
+    # lmms-eval's own loader): the plugin's route to a local release folder and its own hub download leave with it.
+    "lmms_eval_tasks.mcga.hooks": {"RELEASE_LAYOUT_DOCS": None},
+    "lmms_eval_tasks.parsa.hooks": {"RELEASE_LAYOUT_DOCS": None},
 }
 #: What the plugin's messages tell its users that the export says otherwise (a plugin command, a page of the plugin's
 #: docs): ``{module: ((plugin text, exported text), ...)}``, replaced in the module's source before its imports and
@@ -328,8 +337,7 @@ EXPORT_TEXT = {
         (" (mcga-data download DEST writes DEST/data).", "."),
     ),
     "parsa.data": (
-        ("(`parsa-data download DEST`, then", "(`hf download {HUB_REPO_ID} --repo-type dataset --local-dir DEST`, then"),
-        ("Give the folder written by `parsa-data download DEST` (it holds", "Give the PARSA-Bench data folder (it holds"),
+        ("Give the folder written by `parsa-data download DEST` (it holds task folders such as ASR/ASR.csv), or {DATA_DIR_ENV}=hub.", "Give the PARSA-Bench data folder (it holds task folders such as ASR/ASR.csv)."),
     ),
     "parsa.metrics": (("; score the logged samples in a COMET venv with `python -m parsa.comet_offline` (lmms_eval_tasks/parsa/README.md, 'COMET')", " (`pip install unbabel-comet`)"),),
     "audio_bench_core.audio": ((" (mcga-data / parsa-data / mmac-data check)", ""),),
@@ -674,7 +682,7 @@ def rewrite_prose(text: str) -> str:
     text = re.sub(rf"(?<![\w.]){SHARED_PACKAGES[0]}\.({core})(?!\w)", rf"{JUDGE_CORE}.\1", text)
     text = re.sub(rf"(?<![\w.]){SHARED_PACKAGES[0]}(?!\w)", TASK_UTILS, text)
     text = text.replace("LMMS_EVAL_AUDIO_PLUGIN_CACHE", EXPORTED_CACHE_ENV).replace(".cache/lmms_eval_audio_plugin", f".cache/{EXPORTED_CACHE_NAME}")
-    return re.sub(r"(?<![\w./-])(mcga|parsa|mmac)\.(\w+)", lambda m: f"lmms_eval.tasks.{m[0]}" if _module_file(m[0]) else m[0], text)
+    return re.sub(r"(?<![\w./-])(mcga|parsa|mmac)\.(\w+)", lambda m: _target(m[0], m[1], None) if _module_file(m[0]) else m[0], text)
 
 
 def module_files(modules: dict[str, Module], root: Path, files: dict[Path, str | bytes], hooks: str | None = None, spec: Benchmark | None = None, reexports: dict[str, str] | None = None) -> list[str]:
@@ -686,7 +694,7 @@ def module_files(modules: dict[str, Module], root: Path, files: dict[Path, str |
         rewritten = rewrite_prose(rewrite_imports(source, module, modules))
         for name, value in {**EQUIVALENT_CONSTANTS.get(module.name, {}), **EXPORT_CONSTANTS.get(module.name, {})}.items():
             rewritten = set_constant(rewritten, name, value, str(module.path))
-        if spec and module.name == f"{spec.name}.data":  # no sample in the export: an unset data variable means the hub (or is an error)
+        if spec and spec.unset_data and module.name == f"{spec.name}.data":  # no sample in the export: an unset data variable is an error
             rewritten = set_constant(rewritten, "UNSET_DATA_DIR", spec.unset_data, str(module.path))
         if module.name == SHARED_PACKAGES[0]:
             rewritten = set_constant(set_constant(rewritten, "CACHE_ENV", EXPORTED_CACHE_ENV, str(module.path)), "CACHE_NAME", EXPORTED_CACHE_NAME, str(module.path))
@@ -923,6 +931,7 @@ def render_readme(spec: Benchmark, yamls: dict[str, str], dependencies: list[tup
             label = config.get("group") or config.get("task")
             tasks.append(f"| `{label}` | {kind} | {description} |")
     template = (TEMPLATES / "README.template.md").read_text(encoding="utf-8")
+    layout = "hub_layout" if hub_configs(spec.name) else "release_layout"
     fields = {
         "name": spec.name,
         "title": spec.title,
@@ -936,8 +945,8 @@ def render_readme(spec: Benchmark, yamls: dict[str, str], dependencies: list[tup
         "scored_as": SCORED_AS[spec.name],
         "evidence": RESULTS_EVIDENCE if has_results_file else "",
         "judge": JUDGE_SECTION if spec.judged else "This benchmark is not judged: every score is computed locally.\n",
-        "unset": UNSET_TEXT[spec.unset_data].format(data_env=spec.data_env, fetch=RELEASE_FETCH.get(spec.name, "")),
-        "loading": LOADING_TEXT["hub_layout" if hub_configs(spec.name) else "release_layout"].format(dataset_path=spec.dataset_path),
+        "local": LOCAL_TEXT[layout].format(name=spec.name, dataset_path=spec.dataset_path, data_env=spec.data_env, example_tasks=",".join(spec.example_tasks)),
+        "loading": LOADING_TEXT[layout].format(dataset_path=spec.dataset_path),
         "results": results,
     }
     return template.format(**fields)
@@ -953,15 +962,37 @@ LOADING_TEXT = {
     "release layout and check every row and clip (missing fields, duplicate clips, unreadable or truncated audio: the error "
     "names the file, row and field).",
 }
-#: How an unset data variable reads the release when what lmms-eval loaded is not the hub layout, per benchmark.
-RELEASE_FETCH = {
-    "mcga": f"the test archive, extracted once into `${EXPORTED_CACHE_ENV}/mcga_release`",
-    "parsa": "a snapshot in the Hugging Face cache; `PARSA_HUB_REVISION` pins a commit",
-}
-UNSET_TEXT = {
-    "hub": "Where what lmms-eval loaded is not the hub layout (a local override YAML, below) and `{data_env}` is unset, `process_docs` fetches the release itself on first use "
-    "({fetch}): the loaders read and check the release in its own layout, rows and audio together.",
-    "required": "`{data_env}` is required until the release: there is no default data.",
+#: The README's paragraph on a local copy: by the hub layout made with ``make_hub_dataset.py`` (a released benchmark
+#: whose tasks read the hub layout), or by the release layout named by the data variable (MMAC until its release).
+LOCAL_TEXT = {
+    "hub_layout": """Local copy (the release unpacked somewhere, or no hub access): `make_hub_dataset.py` checks every row and clip of the
+release and writes the hub layout into a folder named like the repository; lmms-eval reads it offline from the working
+directory that holds it:
+
+```bash
+python -m lmms_eval.tasks.{name}.make_hub_dataset RELEASE_DIR {dataset_path}
+HF_DATASETS_OFFLINE=1 lmms-eval --model <model> --tasks {example_tasks} --output_path out --log_samples
+```""",
+    "release_layout": """`{data_env}` is required until the release: there is no default data.
+
+Local copy (the release unpacked somewhere): set `{data_env}` to its folder. `process_docs` reads rows and audio from
+there. Without hub access, also point lmms-eval's own loading at the local file with an override YAML in a folder of
+its own, and pass that folder as `--tasks`:
+
+```yaml
+# overrides/{name}_task.yaml: same task name, local files instead of the hub
+task: <task name>
+include: <path to this folder>/<task name>.yaml
+dataset_path: json   # csv for a CSV task file
+dataset_kwargs:
+  data_files:
+    test: <the local task file>
+```
+
+```bash
+export {data_env}=/data/{name}
+lmms-eval --model <model> --tasks overrides/ --output_path out --log_samples
+```""",
 }
 
 JUDGE_SECTION = """The judged metrics call an OpenAI-compatible chat-completions server through the `audio_judge` provider of

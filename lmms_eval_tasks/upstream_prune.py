@@ -58,7 +58,7 @@ def _bound_names(node: ast.stmt) -> list[str] | None:
 
 def _read(name: str, source: str, modules: set[str]) -> _Module:
     tree = ast.parse(source, name)
-    module = _Module(tree, whole=name.endswith(".__init__") or any(isinstance(n, ast.Name) and n.id in ("globals", "__all__") for n in ast.walk(tree)))
+    module = _Module(tree, whole=name.endswith(".__init__") or _reads_globals(tree) or any(isinstance(n, ast.Name) and n.id == "__all__" for n in ast.walk(tree)))
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and not node.level and node.module:
             for alias in node.names:
@@ -75,6 +75,14 @@ def _read(name: str, source: str, modules: set[str]) -> _Module:
         else:
             module.always.append(node)
     return module
+
+
+def _reads_globals(tree: ast.Module) -> bool:
+    """Whether ``tree`` calls ``globals()`` other than to bind a name (``globals()[name] = value``): a module that reads
+    its names by string may use any of them, so it is kept whole. Binding a name this way is a top-level statement,
+    kept with what it references."""
+    stores = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)}
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "globals" and id(n) not in stores for n in ast.walk(tree))
 
 
 def _canonical(name: str, modules: set[str]) -> str:

@@ -1,12 +1,9 @@
-"""Reading MCGA in its release layout, and fetching the official test archive.
+"""Reading MCGA in its release layout (:func:`read_task_rows`) and in the hub layout (:func:`rows_from_hub`).
 
 Release layout (Hugging Face dataset ``yxdu/MCGA``, archive ``MCGA_test.tar.gz``)::
 
     data/MCGA_{task}_{split}.jsonl      one JSON object per line (one document)
     data/upload/.../*.wav               audio; the row's ``audio`` field is relative to data/
-
-Which folder is read: the ``data_dir`` argument, else the environment variable ``MCGA_DATA_DIR``, else the
-small sample shipped in this package (``mcga/sample_data/data``, see its README).
 
 A document is one recorded clip, not one text: in the release several speakers read the same text, so
 ``id`` (the text) repeats within a task file (and SQA asks two questions about one id), while the clip
@@ -65,23 +62,15 @@ class MCGAHubAccessError(MCGADataError):
 
 #: ``MCGA_DATA_DIR=hub``: the test release from the hub, downloaded once (:func:`hub_release_dir`).
 HUB_DATA_DIR = "hub"
-#: What an unset ``$MCGA_DATA_DIR`` reads: ``"sample"`` (the sample shipped beside this module) or ``"hub"`` (the
-#: release from the hub, where no sample is shipped).
-UNSET_DATA_DIR = "sample"
-
-
 def data_dir_from_env() -> Path:
-    """The data folder in use: ``$MCGA_DATA_DIR`` if set (``hub``: :func:`hub_release_dir`), else what
-    :data:`UNSET_DATA_DIR` names (the shipped sample here).
+    """The data folder in use: ``$MCGA_DATA_DIR`` if set (``hub``: :func:`hub_release_dir`), else the shipped sample.
 
     Raises:
         MCGAHubAccessError: the hub release is asked for, not extracted yet, and cannot be fetched.
     """
     value = os.environ.get(DATA_DIR_ENV, "").strip()
     if not value:
-        if UNSET_DATA_DIR != HUB_DATA_DIR:
-            return SAMPLE_DATA_DIR
-        value = HUB_DATA_DIR
+        return SAMPLE_DATA_DIR
     return hub_release_dir() if value == HUB_DATA_DIR else Path(value).expanduser()
 
 
@@ -233,14 +222,28 @@ def gold_problem(task: str, row: dict) -> tuple[str, str] | None:
 
 
 def load_task_rows(task: str, split: str = "test", data_dir: str | Path | None = None, warnings: list[tuple[str, str]] | None = None) -> list[dict]:
-    """Load and check the rows of one MCGA task file.
+    """:func:`read_task_rows` of ``data_dir``, default :func:`data_dir_from_env` (``$MCGA_DATA_DIR``, else the shipped
+    sample): the plugin's tasks read the release layout this way when what lmms-eval loaded is not the hub layout.
+
+    Raises:
+        MCGADataError: as :func:`read_task_rows`; MCGAHubAccessError for ``MCGA_DATA_DIR=hub`` (:func:`hub_release_dir`).
+    """
+    if data_dir is not None:
+        return read_task_rows(task, data_dir, split, warnings)
+    origin = DATA_DIR_ENV if os.environ.get(DATA_DIR_ENV, "").strip() else "data folder"
+    return read_task_rows(task, data_dir_from_env(), split, warnings, origin)
+
+
+def read_task_rows(task: str, data_dir: str | Path, split: str = "test", warnings: list[tuple[str, str]] | None = None, origin: str = "data folder") -> list[dict]:
+    """Load and check the rows of one MCGA task file of the release folder ``data_dir``.
 
     Args:
         task: ``asr``, ``s2tt``, ``sec``, ``sqa``, ``su`` or ``sr``.
+        data_dir: folder holding ``MCGA_{task}_{split}.jsonl`` (the release's ``data/``).
         split: ``test`` (released), ``val`` or ``train``.
-        data_dir: folder holding ``MCGA_{task}_{split}.jsonl``; default :func:`data_dir_from_env`.
         warnings: where to add ``(where, warning)`` for each all-silent or clipped clip (scored as it is); ``None``:
             they are logged, counted in one line (:func:`audio_bench_core.audio.audio_warnings_line`).
+        origin: what named ``data_dir``, for the error about a folder without the task file (:func:`check_data_dir`).
 
     Returns:
         The rows in file order, each a copy with ``id`` as a string and two added fields: ``audio_path``
@@ -252,10 +255,10 @@ def load_task_rows(task: str, split: str = "test", data_dir: str | Path | None =
     """
     if task not in REQUIRED_FIELDS:
         raise MCGADataError(f"unknown MCGA task {task!r}; known: {sorted(REQUIRED_FIELDS)}")
-    root = Path(data_dir) if data_dir is not None else data_dir_from_env()
+    root = Path(data_dir)
     path = task_file(root, task, split)
     if not path.is_file():  # a folder one level off: say which folder was checked and where the files are
-        check_data_dir(root, split, "data folder" if data_dir is not None or not os.environ.get(DATA_DIR_ENV, "").strip() else DATA_DIR_ENV)
+        check_data_dir(root, split, origin)
     rows, seen_audio, found = [], {}, []
     for line_number, row in read_jsonl(path):
         where = f"{path}:{line_number} (id {row.get('id')!r}, audio {row.get('audio')!r})"
@@ -307,16 +310,16 @@ def _loaded(rows: list[dict], found: list[tuple[str, str]], warnings: list[tuple
 
 def rows_from_hub(dataset, task: str, warnings: list[tuple[str, str]] | None = None) -> list[dict]:
     """The rows of one task as lmms-eval loaded them from the hub layout (config ``task`` of :data:`HUB_REPO_ID`, written
-    by :mod:`mcga.hub_dataset`), checked and converted to what :func:`load_task_rows` returns for the release.
+    by :mod:`mcga.hub_dataset`), checked and converted to what :func:`read_task_rows` returns for the release.
 
-    Every check of :func:`load_task_rows` runs, on the stored clip bytes instead of a file of the release: the clip is
+    Every check of :func:`read_task_rows` runs, on the stored clip bytes instead of a file of the release: the clip is
     written once to ``cache_dir("mcga_audio")`` (:func:`audio_bench_core.audio.audio_bytes_file`, named by its SHA-1)
     and checked there, and that file is the row's ``audio_path``, so the hooks hand models the very bytes the release
     holds. ``audio`` is the clip's path in the release (the ``Audio`` value's ``path``), the document key as there.
 
     Args:
         dataset: a ``datasets.Dataset`` whose ``audio`` column is an ``Audio`` feature (decoded or not).
-        warnings: as for :func:`load_task_rows`.
+        warnings: as for :func:`read_task_rows`.
 
     Raises:
         MCGADataError: naming the config, the row (1-based), its id and audio path, and the field.

@@ -1,7 +1,7 @@
 """``RELEASE_DIR OUT_DIR``: MCGA's release in the hub's audio layout, for upload as ``yxdu/MCGA`` (run with ``python -m``).
 
 RELEASE_DIR is the release's ``data/`` folder (``MCGA_{task}_test.jsonl`` and the wav files under it, as
-``MCGA_test.tar.gz`` unpacks). Every row is checked by :func:`mcga.data.load_task_rows`
+``MCGA_test.tar.gz`` unpacks). Every row is checked by :func:`mcga.data.read_task_rows`
 first; the first bad row stops the command with its file, line, id, audio and field, and nothing is written.
 
 OUT_DIR (new or empty) receives the layout of :mod:`audio_bench_core.hub_layout`: one config per task file
@@ -35,13 +35,13 @@ Licence: CC BY-NC-SA 4.0, as the release.
 
 
 def hub_rows(release_dir: str | Path, task: str, warnings: list[tuple[str, str]] | None = None) -> list[dict]:
-    """The checked rows of one task file (:func:`mcga.data.load_task_rows`) as hub rows: the release fields, with
+    """The checked rows of one task file (:func:`mcga.data.read_task_rows`) as hub rows: the release fields, with
     ``audio`` = ``{"bytes": the wav file's bytes, "path": the row's audio field}``.
 
     Raises:
-        MCGADataError: see :func:`mcga.data.load_task_rows`.
+        MCGADataError: see :func:`mcga.data.read_task_rows`.
     """
-    rows = data.load_task_rows(task, "test", release_dir, warnings)
+    rows = data.read_task_rows(task, release_dir, "test", warnings)
     added = ("audio_path", data.DOC_KEY_FIELD)
     return [{**{k: v for k, v in row.items() if k not in added}, "audio": {"bytes": Path(row["audio_path"]).read_bytes(), "path": row["audio"]}} for row in rows]
 
@@ -62,7 +62,7 @@ def write_hub_dataset(release_dir: str | Path, out_dir: str | Path) -> dict[str,
         raise data.MCGADataError(f"{release_dir}: the release's task file(s) {', '.join(missing)} are missing; the hub layout has every task ({', '.join(CONFIGS)})")
     warnings: list[tuple[str, str]] = []
     for config in CONFIGS:  # every file checked before anything is written
-        data.load_task_rows(config, "test", release_dir, warnings)
+        data.read_task_rows(config, release_dir, "test", warnings)
     return hub_layout.write_layout(out_dir, CONFIGS, lambda config: hub_rows(release_dir, config, []), CARD, warnings)
 
 

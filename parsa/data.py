@@ -1,4 +1,5 @@
-"""Reading PARSA-Bench (arXiv 2603.14456) into checked canonical documents, from a local copy or the hub.
+"""Reading PARSA-Bench (arXiv 2603.14456) into checked canonical documents: a local copy of the release
+(:func:`read_task_docs`) or the hub layout lmms-eval loaded (:func:`rows_from_hub`).
 
 Layouts read (per task; the task's folder name and column names come from :func:`column_map`):
 
@@ -9,12 +10,6 @@ Layouts read (per task; the task's folder name and column names come from :func:
   concatenated). The audio column is a relative path string (as above, relative to the parquet file's folder)
   or a Hugging Face ``Audio`` struct ``{"bytes": ..., "path": ...}``; embedded bytes are written once to
   ``cache_dir("parsa_audio")`` (``$LMMS_EVAL_AUDIO_PLUGIN_CACHE/parsa_audio``) named by their SHA-1.
-
-Which root is read: the ``data_dir`` argument, else ``$PARSA_DATA_DIR``, else the sample shipped in
-``parsa/sample_data`` (CSV layout, see its README). ``PARSA_DATA_DIR=hub`` downloads (once, into the Hugging
-Face cache) the gated dataset ``MohammadJRanjbar/PARSA-Bench`` at revision ``$PARSA_HUB_REVISION`` (default
-:data:`PARSA_HUB_REVISION`); set it to a commit hash for a reproducible run. The resolved commit is part of
-:func:`data_source`, which the lmms-eval tasks report as the metric ``data_source``.
 
 Column names live in one table, ``parsa/column_map.json``; a JSON file named by ``$PARSA_COLUMN_MAP``
 overrides any part of it (see :func:`column_map`).
@@ -225,18 +220,13 @@ def _commit_of(folder: Path, revision: str) -> str:
 
 #: What an unset ``$PARSA_DATA_DIR`` reads: ``"sample"`` (the sample shipped beside this module) or ``"hub"`` (as
 #: ``PARSA_DATA_DIR=hub``, where no sample is shipped).
-UNSET_DATA_DIR = "sample"
-
-
 def _requested(data_dir: str | Path | None) -> str:
-    """``data_dir``, else ``$PARSA_DATA_DIR``, else ``"hub"`` when :data:`UNSET_DATA_DIR` says so, else ``""`` (the sample)."""
-    value = str(data_dir) if data_dir is not None else os.environ.get(DATA_DIR_ENV, "").strip()
-    return value or (HUB_ROOT_VALUE if UNSET_DATA_DIR == HUB_ROOT_VALUE else "")
+    """``data_dir``, else ``$PARSA_DATA_DIR``, else ``""`` (the sample)."""
+    return str(data_dir) if data_dir is not None else os.environ.get(DATA_DIR_ENV, "").strip()
 
 
 def data_root(data_dir: str | Path | None = None) -> Path:
-    """The folder read: ``data_dir``, else ``$PARSA_DATA_DIR`` (``hub``: the downloaded snapshot), else the sample
-    (:data:`UNSET_DATA_DIR`).
+    """The folder read: ``data_dir``, else ``$PARSA_DATA_DIR`` (``hub``: the downloaded snapshot), else the sample.
 
     Raises:
         PARSAHubAccessError: see :func:`download_hub_snapshot`.
@@ -729,11 +719,24 @@ def _document(row: _Row, spec, mapping: dict, root: Path, base: Path, setting: s
 def load_task_docs(
     task: str, data_dir: str | Path | None = None, setting: str = "audio", columns: str | Path | dict | None = None, warnings: list[tuple[str, str]] | None = None
 ) -> list[dict]:
-    """Load and check every row of one task; return canonical documents in file order.
+    """:func:`read_task_docs` of the folder :func:`data_root` resolves: ``data_dir``, else ``$PARSA_DATA_DIR``, else the
+    sample shipped in ``parsa/sample_data`` (CSV layout, see its README). ``PARSA_DATA_DIR=hub`` downloads (once, into
+    the Hugging Face cache) the gated dataset ``MohammadJRanjbar/PARSA-Bench`` at revision ``$PARSA_HUB_REVISION``
+    (default :data:`PARSA_HUB_REVISION`); set it to a commit hash for a reproducible run. The resolved commit is part of
+    :func:`data_source`, which the plugin's tasks report as the metric ``data_source``.
+
+    Raises:
+        PARSADataError: as :func:`read_task_docs`, or no such folder; PARSAHubAccessError for the hub route.
+    """
+    return read_task_docs(task, data_root(data_dir), setting, columns, warnings)
+
+
+def read_task_docs(task: str, root: Path, setting: str = "audio", columns: str | Path | dict | None = None, warnings: list[tuple[str, str]] | None = None) -> list[dict]:
+    """Load and check every row of one task of the release folder ``root``; return canonical documents in file order.
 
     Args:
         task: short name, a key of ``parsa.tasks.TASKS`` (``asr``, ``vazn``, ...).
-        data_dir: root folder, or ``"hub"``; default :func:`data_root` (``$PARSA_DATA_DIR`` or the sample).
+        root: the folder holding the task folders (``ASR/ASR.csv``, ...) or parquet files.
         setting: ``audio``, ``text``, ``audio_ref``, ``fewshot`` or ``cot``; ``text``/``audio_ref`` require a
             non-empty transcript in every row.
         columns: column-map overrides (dict or JSON path); default ``$PARSA_COLUMN_MAP``.
@@ -744,15 +747,13 @@ def load_task_docs(
         ``[{"id", "task", "audio_path", "transcript", "reference", "question", "options"}, ...]``.
 
     Raises:
-        PARSADataError: unknown task, no data, or a bad row (see the module docstring); PARSAHubAccessError
-            for the hub route.
+        PARSADataError: unknown task, no data, or a bad row (see the module docstring).
     """
     from parsa.tasks import TASKS
 
     if task not in TASKS:
         raise PARSADataError(f"unknown PARSA task {task!r}; known: {sorted(TASKS)}")
     mapping = column_map(columns)[task]
-    root = data_root(data_dir)
     kind, files = task_files(root, task, mapping)
     rows = [(where, Path(where.rsplit(" row ", 1)[0]).parent, row) for where, row in _read_rows(kind, files, mapping["columns"])]
     return _checked_documents(task, mapping, rows, root, setting, warnings, ", ".join(map(str, files)))
@@ -797,12 +798,12 @@ def rows_from_hub(dataset, task: str, setting: str = "audio", columns: str | Pat
     written by :mod:`parsa.hub_dataset`): the release's rows and columns, read through the same column map, with the
     audio column an ``Audio`` feature holding the clip's bytes.
 
-    Every check of :func:`load_task_docs` runs on each row; the clip bytes are the parquet route's embedded bytes
+    Every check of :func:`read_task_docs` runs on each row; the clip bytes are the parquet route's embedded bytes
     (written once to :func:`audio_cache_dir`, named by SHA-1, and checked there: that file is the ``audio_path``).
 
     Args:
         dataset: a ``datasets.Dataset`` whose audio column (column map ``<task>.columns.audio``) is an ``Audio`` feature.
-        setting, columns, warnings: as for :func:`load_task_docs`.
+        setting, columns, warnings: as for :func:`read_task_docs`.
 
     Raises:
         PARSADataError: naming the config, the row (1-based), its id, the column and the mapping key.

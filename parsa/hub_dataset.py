@@ -44,19 +44,19 @@ Licence: CC-BY-NC-4.0, as the release.
 
 
 def hub_rows(release_dir: str | Path, task: str, warnings: list[tuple[str, str]] | None = None) -> list[dict]:
-    """The rows of one task as the release holds them (columns as written), checked by :func:`parsa.data.load_task_docs`,
+    """The rows of one task as the release holds them (columns as written), checked by :func:`parsa.data.read_task_docs`,
     with the audio column = ``{"bytes": the clip's file bytes, "path": its path relative to release_dir}``.
 
     Raises:
-        PARSADataError: see :func:`parsa.data.load_task_docs`.
+        PARSADataError: see :func:`parsa.data.read_task_docs`.
     """
     root = Path(release_dir).resolve()
     mapping = data.column_map()[task]
-    docs = data.load_task_docs(task, root, warnings=warnings)
+    docs = data.read_task_docs(task, root, warnings=warnings)
     rows = [row for _, row in data._read_rows(*data.task_files(root, task, mapping), mapping["columns"])]
     audio = mapping["columns"]["audio"]
     out = []
-    for doc, row in zip(docs, rows, strict=True):  # load_task_docs keeps the files' row order
+    for doc, row in zip(docs, rows, strict=True):  # read_task_docs keeps the files' row order
         clip = Path(doc["audio_path"])
         stored = row.get(audio) if isinstance(row.get(audio), dict) else {}
         path = os.path.relpath(clip, root) if clip.is_relative_to(root) else str(stored.get("path") or clip.name)
@@ -77,10 +77,10 @@ def check_release(release_dir: str | Path) -> list[tuple[str, str]]:
         raise data.PARSADataError(f"{root}: no data for the task(s) {', '.join(missing)}; the hub layout has every task ({len(CONFIGS)})")
     warnings: list[tuple[str, str]] = []
     for task, spec in TASKS.items():
-        docs = data.load_task_docs(task, root, warnings=warnings)
+        docs = data.read_task_docs(task, root, warnings=warnings)
         for setting in spec.settings:
             if setting in ("text", "audio_ref"):
-                data.load_task_docs(task, root, setting=setting, warnings=[])
+                data.read_task_docs(task, root, setting=setting, warnings=[])
             elif setting == "fewshot":
                 data.fewshot_demos(docs)
     return warnings

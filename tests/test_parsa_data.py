@@ -604,11 +604,7 @@ def test_audio_longer_than_30_seconds_is_not_cut(tmp_path):
     assert message["content"][0] == {"type": "audio", "url": str(long_clip)}  # the path itself, no cut copy
 
 
-def test_unset_data_dir_is_the_sample_here_and_the_hub_snapshot_in_the_export(tmp_path, monkeypatch):
+def test_unset_data_dir_is_the_shipped_sample(monkeypatch):
     monkeypatch.delenv("PARSA_DATA_DIR", raising=False)
     assert data.data_root() == data.SAMPLE_DATA_DIR
-    monkeypatch.setattr(data, "UNSET_DATA_DIR", "hub")  # what lmms-eval-audio-export writes
-    monkeypatch.setattr(data, "download_hub_snapshot", lambda: tmp_path)
-    monkeypatch.setattr(data, "_commit_of", lambda folder, revision: "0123abc")
-    assert data.data_root() == tmp_path
-    assert data.data_source() == "hub:MohammadJRanjbar/PARSA-Bench@0123abc (requested main)"
+    assert data.data_source().startswith("sample:parsa/sample_data")

@@ -40,14 +40,9 @@ pytestmark = [pytest.mark.cli, pytest.mark.upstream]
 #: One task per benchmark, two where a second covers another kind (MCGA: CER and the judged S2TT).
 TASKS = {"mcga_asr": "mcga", "mcga_s2tt": "mcga", "parsa_asr": "parsa", "parsa_intent": "parsa", "mmac_paralinguistic": "mmac"}
 DATA = {"mcga": ROOT / "mcga/sample_data/data", "parsa": ROOT / "parsa/sample_data", "mmac": ROOT / "mmac/sample_data"}
-#: lmms-eval's loading of each task file, for the override YAML that replaces the hub dataset by the local sample.
-LOCAL_FILES = {
-    "mcga_asr": ("json", DATA["mcga"] / "MCGA_asr_test.jsonl"),
-    "mcga_s2tt": ("json", DATA["mcga"] / "MCGA_s2tt_test.jsonl"),
-    "parsa_asr": ("csv", DATA["parsa"] / "ASR/ASR.csv"),
-    "parsa_intent": ("csv", DATA["parsa"] / "Intent-Classification/Intent-Classification.csv"),
-    "mmac_paralinguistic": ("json", DATA["mmac"] / "mmac.jsonl"),
-}
+#: lmms-eval's loading of MMAC's task file (not released: no hub layout), for the override YAML that replaces the
+#: placeholder hub id by the local sample.
+LOCAL_FILES = {"mmac_paralinguistic": ("json", DATA["mmac"] / "mmac.jsonl")}
 PLUGIN_PACKAGES = ("lmms_eval_tasks", "mcga", "parsa", "mmac", "audio_bench_core", "audio_bench_report")
 
 
@@ -208,14 +203,32 @@ def assert_numbers_or_null(results: dict) -> None:
         assert bad == {}, (task, bad)
 
 
+#: The hub repository of each benchmark whose exported tasks read the hub layout (MMAC's, not released, read the release).
+HUB_REPOS = {"mcga": "yxdu/MCGA", "parsa": "MohammadJRanjbar/PARSA-Bench"}
+
+
 def _override_yamls(site: Path, folder: Path, tasks=TASKS) -> None:
-    """One YAML per task in ``folder`` (lmms-eval's ``--tasks <folder>``): the exported task with the shipped sample
-    as the local file lmms-eval loads instead of the hub dataset (the exported README's recipe)."""
+    """One YAML per task in ``folder`` (lmms-eval's ``--tasks <folder>``), each the exported task; MMAC's with the shipped
+    sample as the local file lmms-eval loads instead of the placeholder hub id (the exported README's recipe)."""
     folder.mkdir()
     for task in tasks:
-        benchmark, (builder, path) = TASKS[task], LOCAL_FILES[task]
-        config = {"task": task, "include": str(site / "lmms_eval/tasks" / benchmark / f"{task}.yaml"), "dataset_path": builder, "dataset_kwargs": {"data_files": {"test": str(path)}}}
+        benchmark = TASKS[task]
+        config = {"task": task, "include": str(site / "lmms_eval/tasks" / benchmark / f"{task}.yaml")}
+        if benchmark not in HUB_REPOS:
+            builder, path = LOCAL_FILES[task]
+            config.update(dataset_path=builder, dataset_kwargs={"data_files": {"test": str(path)}})
         (folder / f"{task}.yaml").write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML
+
+
+def hub_copies(venv: Path, env: dict, folder: Path, tasks=TASKS) -> Path:
+    """``folder``, holding the hub layout of each shipped sample the ``tasks`` read (``folder/<hub repository>``), made by
+    the exported ``make_hub_dataset``: the working directory from which lmms-eval loads it offline (the exported
+    README's recipe for a local copy)."""
+    for benchmark in sorted({TASKS[task] for task in tasks} & set(HUB_REPOS)):
+        made = subprocess.run([str(venv / "bin/python"), "-m", f"lmms_eval.tasks.{benchmark}.make_hub_dataset", str(DATA[benchmark]), str(folder / HUB_REPOS[benchmark])],
+                              capture_output=True, text=True, env=env, cwd=folder.parent, timeout=300)  # fmt: skip
+        assert made.returncode == 0, (benchmark, made.stdout[-2000:], made.stderr[-3000:])
+    return folder
 
 
 def plugin_replay_run(cli: str, env: dict, server: ChatServer, tmp_path: Path, tasks=TASKS, replace: dict | None = None) -> tuple[dict, Path]:
@@ -260,7 +273,8 @@ def assert_same_figures(plugin: dict, upstream: dict, tasks=TASKS) -> None:
 
 def test_from_log_in_plain_lmms_eval_gives_the_plugins_figures(upstream_tree, lmms_eval_cli, offline_env, tmp_path):
     venv, site, _ = upstream_tree
-    env = {**offline_env, **{f"{b.upper()}_DATA_DIR": str(p) for b, p in DATA.items()}}
+    env = {**offline_env, "MMAC_DATA_DIR": str(DATA["mmac"]), "LMMS_EVAL_AUDIO_BENCH_CACHE": str(tmp_path / "cache")}
+    hub = hub_copies(venv, env, tmp_path / "hub")
     with ChatServer(_judge_reply()) as server:
         plugin, plugin_out = plugin_replay_run(lmms_eval_cli, offline_env, server, tmp_path)
         _write_from_log(plugin_out, tmp_path / "logs")
@@ -268,7 +282,7 @@ def test_from_log_in_plain_lmms_eval_gives_the_plugins_figures(upstream_tree, lm
         upstream_out = tmp_path / "upstream"
         command = [str(venv / "bin/lmms-eval"), "--tasks", str(tmp_path / "overrides"), "--model", "from_log", "--model_args", f"logs={tmp_path / 'logs'}",
                    "--output_path", str(upstream_out), "--log_samples", "--verbosity", "DEBUG"]  # fmt: skip
-        code, log = run_cli(command, judge_env(env, server, tmp_path / "upstream.sqlite3"), cwd=tmp_path)
+        code, log = run_cli(command, judge_env(env, server, tmp_path / "upstream.sqlite3"), cwd=hub)
     assert code == 0, log[-4000:]
     [results_file] = upstream_out.rglob("*_results.json")
     upstream = json.loads(results_file.read_text(encoding="utf-8"))
@@ -298,10 +312,11 @@ def test_a_failed_exported_task_beside_another_writes_both_results(upstream_tree
         (logs / f"{task}.json").write_text(json.dumps(log, ensure_ascii=False), encoding="utf-8")
     _override_yamls(site, tmp_path / "overrides", tasks=answers)
     out = tmp_path / "out"
-    env = {**offline_env, **{f"{b.upper()}_DATA_DIR": str(p) for b, p in DATA.items()}}
+    env = {**offline_env, "LMMS_EVAL_AUDIO_BENCH_CACHE": str(tmp_path / "cache")}
+    hub = hub_copies(venv, env, tmp_path / "hub", answers)
     command = [str(venv / "bin/lmms-eval"), "--tasks", str(tmp_path / "overrides"), "--model", "from_log", "--model_args", f"logs={logs}",
                "--output_path", str(out), "--log_samples", "--verbosity", "DEBUG"]  # fmt: skip
-    code, log = run_cli(command, env, cwd=tmp_path)
+    code, log = run_cli(command, env, cwd=hub)
     assert code == 0, log[-4000:]
     [results_file] = out.rglob("*_results.json")
     written = json.loads(results_file.read_text(encoding="utf-8"))

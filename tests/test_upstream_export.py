@@ -168,13 +168,17 @@ def test_make_table_patch_prints_numbers_and_names_the_rest(tmp_path):
     assert table.splitlines()[-1] == "Not shown above (not numbers; in the results JSON): by_genre (mcga_asr); ci95 (mcga_asr); llm_b (mcga_asr); signature (mcga_asr)"
 
 
-def test_the_exported_data_module_reads_the_hub_when_no_folder_is_named():
-    source = (ex.ROOT / "mcga/data.py").read_text(encoding="utf-8")
+def test_set_constant_rewrites_one_module_level_value_in_place():
+    source = (ex.ROOT / "mmac/data.py").read_text(encoding="utf-8")
     assert '\nUNSET_DATA_DIR = "sample"\n' in source
-    exported = ex.set_constant(source, "UNSET_DATA_DIR", "hub", "mcga/data.py")
-    assert '\nUNSET_DATA_DIR = "hub"\n' in exported and exported.replace('UNSET_DATA_DIR = "hub"', 'UNSET_DATA_DIR = "sample"') == source
+    exported = ex.set_constant(source, "UNSET_DATA_DIR", "required", "mmac/data.py")
+    assert '\nUNSET_DATA_DIR = "required"\n' in exported and exported.replace('\nUNSET_DATA_DIR = "required"\n', '\nUNSET_DATA_DIR = "sample"\n') == source
     with pytest.raises(ex.ExportError, match="no module-level `NO_SUCH"):
-        ex.set_constant(source, "NO_SUCH", "hub", "mcga/data.py")
+        ex.set_constant(source, "NO_SUCH", "hub", "mmac/data.py")
+    # None in place of a value of several lines (a reference to a function: pruning then drops what only it used)
+    assert ex.set_constant("A = 1\nLOADER = partial(\n    load, 2)  # kept\nB = 3\n", "LOADER", None, "m.py") == "A = 1\nLOADER = None  # kept\nB = 3\n"
+    with pytest.raises(ex.ExportError, match="a string literal"):
+        ex.set_constant("LOADER = load\n", "LOADER", "text", "m.py")
 
 
 LEAVE_OUT_SOURCE = '''"""A module."""
@@ -218,13 +222,16 @@ def test_pruning_removes_a_command_its_comment_the_main_block_and_imports_only_t
     assert prune_module(LEAVE_OUT_SOURCE, reachable_names({"m": LEAVE_OUT_SOURCE}, {"m": {WHOLE}})["m"], "m.py") == LEAVE_OUT_SOURCE  # a command kept whole
 
 
-def test_the_exported_data_modules_have_no_command_and_still_load():
+def test_the_exported_data_modules_read_the_release_and_the_hub_layout_with_no_command_or_download():
     files = ex.pruned(ex.benchmark_files("parsa", Path("/lmms-eval"), Path("/lmms-eval/test"))[0], Path("/lmms-eval"))
     files.update(ex.pruned(ex.benchmark_files("mcga", Path("/lmms-eval"), Path("/lmms-eval/test"))[0], Path("/lmms-eval")))
     for name in ("mcga", "parsa"):
         source = files[Path(f"/lmms-eval/lmms_eval/tasks/{name}/data.py")]
         assert "def main(" not in source and "def _main(" not in source and "__main__" not in source and "argparse" not in source
-        assert "def load_task_rows(" in source or "def load_task_docs(" in source
+        assert "def read_task_rows(" in source or "def read_task_docs(" in source  # the release, for make_hub_dataset
+        assert "def rows_from_hub(" in source  # the hub layout, for process_docs
+        # the plugin's own routes (a data folder variable, its own hub download) leave with RELEASE_LAYOUT_DOCS = None
+        assert "def load_task_rows(" not in source and "def load_task_docs(" not in source and "download" not in source.lower()
         compile(source, name, "exec")
     assert "def check_command(" not in files[Path("/lmms-eval/lmms_eval/tasks/parsa/data.py")]
 

@@ -97,6 +97,16 @@ def test_a_module_used_bare_or_reading_globals_is_kept_whole():
     assert kept["lmms_eval.tasks.shared.other"] == {IMPORTED}  # imported, no name used: only its top-level statements
 
 
+def test_binding_names_through_globals_does_not_keep_the_module_whole():
+    # `globals()[name] = ...` (hooks made in a loop) reads no name by string: the loop runs on import and keeps what it
+    # references (agg_cer), and debug_dump, which nothing reaches, still goes
+    made = UTILS + "\n\nfor _name in ('a', 'b'):\n    globals()[f'agg_{_name}'] = agg_cer\n"
+    kept = reachable_names({**SOURCES, "lmms_eval.tasks.bench.utils": made}, {"lmms_eval.tasks.bench.utils": {"process_results"}})
+    assert WHOLE not in kept["lmms_eval.tasks.bench.utils"] and kept["lmms_eval.tasks.bench.utils"] == {"process_results", "agg_cer", "helpers."}
+    read = made + "\nHOOKS = [v for k, v in globals().items() if k.startswith('agg_')]\n"
+    assert WHOLE in reachable_names({**SOURCES, "lmms_eval.tasks.bench.utils": read}, {"lmms_eval.tasks.bench.utils": {"process_results"}})["lmms_eval.tasks.bench.utils"]
+
+
 def test_pruning_drops_unreached_definitions_their_comments_and_the_imports_only_they_used():
     kept = reachable_names(SOURCES, {"lmms_eval.tasks.bench.utils": {"process_results", "agg_cer"}})
     helpers = prune_module(SHARED, kept["lmms_eval.tasks.shared.helpers"], "helpers.py")

@@ -8,6 +8,6 @@ def test_parsa_setting_tasks_are_registered():
 
 
 def test_text_setting_gives_the_transcript_in_the_prompt_and_no_audio(release_folder):
-    doc = list(parsa_utils.parsa_intent_text_docs(None))[0]
+    doc = list(parsa_utils.parsa_intent_text_docs(_hub(release_folder, "intent")))[0]
     assert parsa_utils.parsa_doc_to_visual(doc, None) == []
     assert "Persian request: فردا ساعت شش صبح بیدارم کن\n" in parsa_utils.parsa_doc_to_text(doc)

@@ -29,24 +29,37 @@ FORMAT_PLACEHOLDERS = {"sec": ("原文|情感意境分析",)}
 FIXED_INSTRUCTION_TASKS = ("asr", "s2tt", "sec")
 
 
-def _load_docs(task: str, mode: str, dataset):
-    """``process_docs``: the checked rows of the task, tagged with task and mode.
+def _release_layout_docs(task: str) -> tuple[list[dict], str]:
+    """The checked rows of ``MCGA_{task}_test.jsonl`` in ``$MCGA_DATA_DIR`` (default: the shipped sample;
+    :func:`mcga.data.load_task_rows`), and that file's path."""
+    return data.load_task_rows(task, "test"), str(data.task_file(data.data_dir_from_env(), task))
 
-    - ``dataset`` in the hub layout (an ``Audio`` column ``audio``: the exported task's ``dataset_path``): its rows, checked
-      and converted by :func:`mcga.data.rows_from_hub`;
-    - otherwise (a YAML whose ``data_files`` names a local jsonl, e.g. the shipped sample's): the rows of
-      ``MCGA_{task}_test.jsonl`` from ``$MCGA_DATA_DIR`` (default the shipped sample), :func:`mcga.data.load_task_rows`,
-      replacing what lmms-eval loaded, so that one environment variable moves rows and audio together.
+
+#: What ``process_docs`` reads in place of a dataset not in the hub layout: ``(task) -> (rows, the file read)`` from a
+#: local copy in the release layout, or ``None``: only the hub layout, as lmms-eval loaded it.
+RELEASE_LAYOUT_DOCS = _release_layout_docs
+
+
+def _load_docs(task: str, mode: str, dataset):
+    """``process_docs``: the checked rows of the task, tagged with task and mode: ``dataset`` in the hub layout (an
+    ``Audio`` column ``audio``: the exported task's ``dataset_path``) checked and converted by
+    :func:`mcga.data.rows_from_hub`, or else what :data:`RELEASE_LAYOUT_DOCS` reads.
+
+    Raises:
+        MCGADataError: a bad row, or (no :data:`RELEASE_LAYOUT_DOCS`) ``dataset`` not in the hub layout.
     """
     from datasets import Dataset
 
     from audio_bench_core.hub_layout import has_audio_feature
 
-    rows = data.rows_from_hub(dataset, task) if has_audio_feature(dataset) else data.load_task_rows(task, "test")
+    if RELEASE_LAYOUT_DOCS is not None and not has_audio_feature(dataset):
+        rows, where = RELEASE_LAYOUT_DOCS(task)
+    else:
+        rows, where = data.rows_from_hub(dataset, task), f"hub dataset {data.HUB_REPO_ID} config {task!r}"
     try:
         return Dataset.from_list([{**row, TASK_FIELD: task, MODE_FIELD: mode} for row in rows])
     except (TypeError, ValueError) as error:  # pyarrow: one field holds values of incompatible types across rows
-        raise data.MCGADataError(f"{data.task_file(data.data_dir_from_env(), task)}: a field has mixed value types across rows ({error})") from None
+        raise data.MCGADataError(f"{where}: a field has mixed value types across rows ({error})") from None
 
 
 # process_docs of every task: the loader, named with the digest of what it loaded (audio_bench_core.data_identity), so

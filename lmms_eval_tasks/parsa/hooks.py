@@ -3,7 +3,7 @@
 Tasks ``parsa_<short>`` (zero-shot audio, the paper's main setting) and the setting variants
 ``parsa_<short>_text``, ``_audio_ref``, ``_fewshot``, ``_cot`` where ``parsa.tasks.TASKS[short].settings``
 has them. One set of hooks serves every task: ``process_docs`` (``parsa_<name>_docs``, one per YAML, made
-below from the task table) loads the checked canonical documents with :func:`parsa.data.load_task_docs` and tags
+below from the task table) loads the checked canonical documents (:func:`_load_docs`) and tags
 each with its task, setting, few-shot demonstrations and data source; the other hooks read those tags. Prompts
 (:mod:`parsa.prompts`), parsing and metrics (:mod:`parsa.scoring`) live in the ``parsa`` package.
 
@@ -44,23 +44,34 @@ def lmms_task_name(task: str, setting: str) -> str:
     return f"parsa_{task}{SUFFIX[setting]}"
 
 
-def _load_docs(task: str, setting: str, dataset):
-    """``process_docs``: the checked documents of ``task``, tagged with task, setting, demonstrations and data source.
+def _release_layout_docs(task: str, setting: str) -> tuple[list[dict], str]:
+    """The checked documents of ``task`` from ``$PARSA_DATA_DIR`` (default: the shipped sample;
+    :func:`parsa.data.load_task_docs`), and the line naming that data (:func:`parsa.data.data_source`)."""
+    return data.load_task_docs(task, setting=setting), data.data_source()
 
-    - ``dataset`` in the hub layout (the task's audio column an ``Audio`` feature: the exported task's ``dataset_path``):
-      its rows, checked and converted by :func:`parsa.data.rows_from_hub`;
-    - otherwise (a YAML whose ``data_files`` names a local CSV, e.g. the shipped sample's): the documents from
-      ``$PARSA_DATA_DIR`` (default the shipped sample), :func:`parsa.data.load_task_docs`, replacing what lmms-eval
-      loaded, so that one environment variable moves rows and audio together.
+
+#: What ``process_docs`` reads in place of a dataset not in the hub layout: ``(task, setting) -> (documents, data source)`` from a
+#: local copy in the release layout, or ``None``: only the hub layout, as lmms-eval loaded it.
+RELEASE_LAYOUT_DOCS = _release_layout_docs
+
+
+def _load_docs(task: str, setting: str, dataset):
+    """``process_docs``: the checked documents of ``task``, tagged with task, setting, demonstrations and data source:
+    ``dataset`` in the hub layout (the task's audio column an ``Audio`` feature: the exported task's ``dataset_path``)
+    checked and converted by :func:`parsa.data.rows_from_hub`, or else what :data:`RELEASE_LAYOUT_DOCS` reads.
+
+    Raises:
+        PARSADataError: a bad row, or (no :data:`RELEASE_LAYOUT_DOCS`) ``dataset`` not in the hub layout.
     """
     from datasets import Dataset
 
     from audio_bench_core.hub_layout import has_audio_feature
 
-    hub = has_audio_feature(dataset, data.column_map()[task]["columns"]["audio"])
-    docs = data.rows_from_hub(dataset, task, setting) if hub else data.load_task_docs(task, setting=setting)
+    if RELEASE_LAYOUT_DOCS is not None and not has_audio_feature(dataset, data.column_map()[task]["columns"]["audio"]):
+        docs, source = RELEASE_LAYOUT_DOCS(task, setting)
+    else:
+        docs, source = data.rows_from_hub(dataset, task, setting), data.HUB_LAYOUT_SOURCE
     demos = data.fewshot_demos(docs) if setting == "fewshot" else {}
-    source = data.HUB_LAYOUT_SOURCE if hub else data.data_source()
     rows = [{**doc, TASK_FIELD: task, SETTING_FIELD: setting, DEMOS_FIELD: json.dumps(demos.get(doc["id"], []), ensure_ascii=False), SOURCE_FIELD: source} for doc in docs]
     return Dataset.from_list(rows)
 
