@@ -41,9 +41,9 @@ Metrics by task kind (fractions 0-1 unless a count; chrF++ and BLEU on sacrebleu
 Baselines: ``majority`` = share of the most frequent gold class over **all** evaluated items (model-independent,
 as Table 2's one chance column); ``uniform`` = 1/n_options (MCQA, RC, music). ``normalised_score`` =
 (headline - b) / (1 - b) with the paper-rule headline. Confidence intervals (95 %, ``[low, high]``, over the scored
-items): proportions (``accuracy_ci95``) by the Wilson score interval (:func:`parsa.metrics.proportion_ci`), which
+items): proportions (``accuracy_ci95``) by the Wilson score interval (``parsa.metrics.proportion_ci``), which
 has width at 0/n and n/n; medians, means, F1 and chrF++ by the percentile bootstrap
-(:func:`parsa.metrics.bootstrap_ci`, 1000 resamples, seed 0). ``ci_flags`` says, per interval, when it rests on
+(``parsa.metrics.bootstrap_ci``, 1000 resamples, seed 0). ``ci_flags`` says, per interval, when it rests on
 fewer than :data:`parsa.metrics.MIN_ITEMS_FOR_CI` (30) scored items or when the bootstrap was degenerate (every
 resample gave the same value, so ``[x, x]`` claims a certainty the data do not have); ``{}`` when nothing is flagged.
 """
@@ -223,12 +223,8 @@ def metric_names(task: str) -> list[str]:
 
 # ------------------------------------------------------------------------------------ aggregation
 def aggregate(task: str, metric: str, records: list[dict]) -> float | int | str | list:
-    """One metric of ``task`` over the per-item records of :func:`score_response`.
-
-    Returns:
-        A number (fraction or count), ``[low, high]`` for ``*_ci95``, the signature string, or
-        ``"not computed: <reason>"`` when the metric is undefined for these records (no scored items, COMET not
-        configured, a baseline of 1).
+    """One metric of ``task`` over the per-item records of :func:`score_response`: :func:`aggregate_with` of the
+    metric's aggregation (``agg_<metric>`` below).
 
     Raises:
         KeyError: unknown task, or ``metric`` is not in :func:`metric_names` of the task.
@@ -236,30 +232,37 @@ def aggregate(task: str, metric: str, records: list[dict]) -> float | int | str 
     """
     if metric not in metric_names(task):
         raise KeyError(f"PARSA task {task!r} has no metric {metric!r}; its metrics: {', '.join(metric_names(task))}")
+    return aggregate_with(AGGREGATIONS[metric], task, records)
+
+
+def aggregate_with(aggregation: Callable, task: str, records: list[dict]) -> float | int | str | list:
+    """``aggregation`` (one of the ``agg_<metric>`` functions below, ``(task, records, scored records) -> value``) of
+    ``task`` over the per-item records of :func:`score_response`, with the rules every metric shares: the counts
+    (:data:`_ON_ANY_RECORDS`) are defined on any records; any other metric on no records, or (except :data:`_NEEDS_NO_SCORED`) on no scored record,
+    is ``"not computed: <reason>"``, as is a metric the records leave undefined (its ``ValueError``).
+
+    Returns:
+        A number (fraction or count), ``[low, high]`` for ``*_ci95``, the signature string, a dict (``ci_flags``), or
+        ``"not computed: <reason>"``.
+
+    Raises:
+        KeyError: unknown task, or the aggregation's metric is not in :func:`metric_names` of the task.
+        ValueError: a record belongs to another task or has an unknown status.
+    """
+    metric = aggregation.__name__.removeprefix("agg_")
+    if metric not in metric_names(task):
+        raise KeyError(f"PARSA task {task!r} has no metric {metric!r}; its metrics: {', '.join(metric_names(task))}")
     _check_records(task, records)
-    if metric in ("scored", "excluded", "refused"):
-        return sum(1 for r in records if r["status"] == metric)
-    if metric == "json_fallback":
-        return sum(1 for r in records if r.get("json_fallback"))
-    if metric == "ambiguous_answers":
-        return sum(1 for r in records if r["reason"] == "ambiguous_answer")
-    if metric == "repaired_json":
-        return sum(1 for r in records if r.get("json_repaired"))
-    if metric == "out_of_set_labels":
-        return sum(1 for r in records if r.get("out_of_set"))
-    if metric == "signature":
-        return task_signature(task)
-    if metric == "ci_flags":
-        return ci_flags(task, records)
+    scored = [r for r in records if r["status"] == "scored"]
+    if metric in _ON_ANY_RECORDS:
+        return aggregation(task, records, scored)
     if not records:
         return "not computed: no items"
-    scored = [r for r in records if r["status"] == "scored"]
-    function = _AGGREGATORS[metric]
     if metric not in _NEEDS_NO_SCORED and not scored:
         counts = {s: sum(1 for r in records if r["status"] == s) for s in STATUSES}
         return f"not computed: no scored items ({counts['excluded']} excluded, {counts['refused']} refused of {len(records)})"
     try:
-        return _interval(task, metric, records, scored) if metric.endswith("_ci95") else function(task, records, scored)
+        return _interval(aggregation, task, records, scored) if metric.endswith("_ci95") else aggregation(task, records, scored)
     except ValueError as error:
         return f"not computed: {error}"
 
@@ -272,44 +275,110 @@ def _check_records(task: str, records: list[dict]) -> None:
             raise ValueError(f"record {record.get('id')!r} of task {task!r} has unknown status {record.get('status')!r}")
 
 
+#: Metrics defined on any records, none included: the counts, the signature and the interval flags.
+_ON_ANY_RECORDS = {*_COUNTS, "out_of_set_labels"}
+#: Every aggregation by metric name (:func:`aggregate`), each entered by :func:`_aggregation`.
+AGGREGATIONS: dict[str, Callable] = {}
+
+
+def _aggregation(function: Callable) -> Callable:
+    AGGREGATIONS[function.__name__.removeprefix("agg_")] = function
+    return function
+
+
+# counts: defined on any records
+@_aggregation
+def agg_scored(task, records, scored):
+    return len(scored)
+
+
+@_aggregation
+def agg_excluded(task, records, scored):
+    return sum(1 for r in records if r["status"] == "excluded")
+
+
+@_aggregation
+def agg_refused(task, records, scored):
+    return sum(1 for r in records if r["status"] == "refused")
+
+
+@_aggregation
+def agg_json_fallback(task, records, scored):
+    return sum(1 for r in records if r.get("json_fallback"))
+
+
+@_aggregation
+def agg_ambiguous_answers(task, records, scored):
+    return sum(1 for r in records if r["reason"] == "ambiguous_answer")
+
+
+@_aggregation
+def agg_repaired_json(task, records, scored):
+    return sum(1 for r in records if r.get("json_repaired"))
+
+
+@_aggregation
+def agg_out_of_set_labels(task, records, scored):
+    return sum(1 for r in records if r.get("out_of_set"))
+
+
+@_aggregation
+def agg_signature(task, records, scored):
+    return task_signature(task)
+
+
+@_aggregation
+def agg_ci_flags(task, records, scored):
+    return ci_flags(task, records)
+
+
 # ASR
 def _wer_values(scored: list[dict]) -> list[float]:
     return [r["wer"] for r in scored]
 
 
-def _agg_wer_median(task, records, scored):
+@_aggregation
+def agg_wer_median(task, records, scored):
     return float(statistics.median(_wer_values(scored)))
 
 
-def _agg_wer_mean(task, records, scored):
+@_aggregation
+def agg_wer_mean(task, records, scored):
     return float(statistics.fmean(_wer_values(scored)))
 
 
-def _agg_cer_mean(task, records, scored):
+@_aggregation
+def agg_cer_mean(task, records, scored):
     return float(statistics.fmean(r["cer"] for r in scored))
 
 
-def _agg_wer_mean_strict(task, records, scored):
+@_aggregation
+def agg_wer_mean_strict(task, records, scored):
     return float(statistics.fmean(r["wer"] if r["status"] == "scored" else 1.0 for r in records))
 
 
-def _agg_wer_fix(task, records, scored):
+@_aggregation
+def agg_wer_fix(task, records, scored):
     return float(statistics.fmean(r["wer_fix"] for r in scored))
 
 
-def _agg_repetition_rate(task, records, scored):
+@_aggregation
+def agg_repetition_rate(task, records, scored):
     return sum(1 for r in scored if r["repetition_loop"]) / len(scored)
 
 
-def _agg_refusal_rate(task, records, scored):
+@_aggregation
+def agg_refusal_rate(task, records, scored):
     return sum(1 for r in records if r["status"] == "refused") / len(records)
 
 
-def _agg_wer_median_ci95(task, records, scored):
+@_aggregation
+def agg_wer_median_ci95(task, records, scored):
     return metrics.bootstrap_ci(_wer_values(scored), statistics.median)
 
 
-def _agg_wer_mean_ci95(task, records, scored):
+@_aggregation
+def agg_wer_mean_ci95(task, records, scored):
     return metrics.bootstrap_ci(_wer_values(scored), statistics.fmean)
 
 
@@ -324,31 +393,38 @@ def _translation_texts(task: str, records: list[dict], raw: bool = False) -> tup
     return [normalize_persian(h) for h in hypotheses], [normalize_persian(g) for g in references]
 
 
-def _agg_comet(task, records, scored):
+@_aggregation
+def agg_comet(task, records, scored):
     return metrics.comet_score([r["source"] for r in scored], [r["prediction"] for r in scored], [r["gold"] for r in scored])
 
 
-def _agg_chrf_pp(task, records, scored):
+@_aggregation
+def agg_chrf_pp(task, records, scored):
     return metrics.chrf_pp(*_translation_texts(task, scored))
 
 
-def _agg_bleu(task, records, scored):
+@_aggregation
+def agg_bleu(task, records, scored):
     return metrics.bleu(*_translation_texts(task, scored))
 
 
-def _agg_chrf_pp_raw(task, records, scored):
+@_aggregation
+def agg_chrf_pp_raw(task, records, scored):
     return metrics.chrf_pp(*_translation_texts(task, scored, raw=True))
 
 
-def _agg_bleu_raw(task, records, scored):
+@_aggregation
+def agg_bleu_raw(task, records, scored):
     return metrics.bleu(*_translation_texts(task, scored, raw=True))
 
 
-def _agg_chrf_pp_strict(task, records, scored):
+@_aggregation
+def agg_chrf_pp_strict(task, records, scored):
     return metrics.chrf_pp(*_translation_texts(task, records))
 
 
-def _agg_chrf_pp_ci95(task, records, scored):
+@_aggregation
+def agg_chrf_pp_ci95(task, records, scored):
     return metrics.chrf_pp_bootstrap_ci(*_translation_texts(task, scored))
 
 
@@ -361,11 +437,13 @@ def _classes(task: str, record: dict, key: str) -> object:
     return record[key]
 
 
-def _agg_macro_f1(task, records, scored):
+@_aggregation
+def agg_macro_f1(task, records, scored):
     return metrics.macro_f1([_classes(task, r, "gold") for r in scored], [_classes(task, r, "prediction") for r in scored])
 
 
-def _agg_macro_f1_invented_as_classes(task, records, scored):
+@_aggregation
+def agg_macro_f1_invented_as_classes(task, records, scored):
     """Macro-F1 with every out-of-set label kept as a predicted class of its own (the other reading of §4.2:
     "macro-F1 over the union of gold and predicted labels" with invented labels among the predicted; each such
     class has F1 0 and its item's gold class loses recall). Over the scored items plus the out-of-set ones."""
@@ -374,20 +452,24 @@ def _agg_macro_f1_invented_as_classes(task, records, scored):
     return metrics.macro_f1([r["gold"] for r in kept], predicted)
 
 
-def _agg_macro_f1_strict(task, records, scored):
+@_aggregation
+def agg_macro_f1_strict(task, records, scored):
     predicted = [r["prediction"] if r["status"] == "scored" else None for r in records]
     return metrics.macro_f1_strict([r["gold"] for r in records], predicted)
 
 
-def _agg_accuracy(task, records, scored):
+@_aggregation
+def agg_accuracy(task, records, scored):
     return metrics.accuracy([r["gold"] for r in scored], [r["prediction"] for r in scored])
 
 
-def _agg_accuracy_strict(task, records, scored):
+@_aggregation
+def agg_accuracy_strict(task, records, scored):
     return metrics.accuracy([r["gold"] for r in records], [r["prediction"] if r["status"] == "scored" else None for r in records])
 
 
-def _agg_macro_f1_ci95(task, records, scored):
+@_aggregation
+def agg_macro_f1_ci95(task, records, scored):
     pairs = [(_classes(task, r, "gold"), _classes(task, r, "prediction")) for r in scored]  # classes once, not per resample
     return metrics.bootstrap_ci(pairs, macro_f1_of_pairs)
 
@@ -416,21 +498,24 @@ def macro_f1_of_pairs(pairs: list[tuple[object, object]]) -> float:
     return float(np.nanmean(np.array([2.0 * hits[c] / (float(gold[c]) + float(predicted[c])) for c in classes])))
 
 
-def _agg_accuracy_ci95(task, records, scored):
+@_aggregation
+def agg_accuracy_ci95(task, records, scored):
     return metrics.proportion_ci(sum(1 for r in scored if r["correct"]), len(scored))
 
 
-def _agg_majority_baseline(task, records, scored):
+@_aggregation
+def agg_majority_baseline(task, records, scored):
     spec = get_task(task)
     if spec.baseline == "uniform":
         return 1 / spec.n_options
     return metrics.majority_baseline([_classes(task, r, "gold") for r in records])
 
 
-def _agg_normalised_score(task, records, scored):
+@_aggregation
+def agg_normalised_score(task, records, scored):
     spec = get_task(task)
-    headline = _agg_macro_f1(task, records, scored) if spec.kind == "classification" else _agg_accuracy(task, records, scored)
-    return metrics.normalised_score(headline, _agg_majority_baseline(task, records, scored))
+    headline = agg_macro_f1(task, records, scored) if spec.kind == "classification" else agg_accuracy(task, records, scored)
+    return metrics.normalised_score(headline, agg_majority_baseline(task, records, scored))
 
 
 # NER
@@ -438,27 +523,31 @@ def _ner_prf(records: list[dict]) -> tuple[float, float, float]:
     return metrics.micro_prf([(r["matches"], r["n_predicted"], r["n_gold"]) for r in records])
 
 
-def _agg_f1_exact(task, records, scored):
+@_aggregation
+def agg_f1_exact(task, records, scored):
     return _ner_prf(scored)[2]
 
 
-def _agg_precision_exact(task, records, scored):
+@_aggregation
+def agg_precision_exact(task, records, scored):
     return _ner_prf(scored)[0]
 
 
-def _agg_recall_exact(task, records, scored):
+@_aggregation
+def agg_recall_exact(task, records, scored):
     return _ner_prf(scored)[1]
 
 
-def _agg_f1_exact_strict(task, records, scored):
+@_aggregation
+def agg_f1_exact_strict(task, records, scored):
     return _ner_prf(records)[2]  # non-scored records carry matches = n_predicted = 0 and their gold count
 
 
-def _agg_f1_exact_ci95(task, records, scored):
+@_aggregation
+def agg_f1_exact_ci95(task, records, scored):
     return metrics.bootstrap_ci(scored, lambda sample: _ner_prf(sample)[2])
 
 
-_AGGREGATORS = {name[len("_agg_"):]: fn for name, fn in globals().items() if name.startswith("_agg_")}
 # Defined even when no item is scored (they read all records).
 _NEEDS_NO_SCORED = {"wer_mean_strict", "refusal_rate", "chrf_pp_strict", "macro_f1_strict", "accuracy_strict", "f1_exact_strict", "majority_baseline",
                     "macro_f1_invented_as_classes"}  # fmt: skip
@@ -468,14 +557,14 @@ _CI_MEMO: dict[tuple, tuple[list[dict], object]] = {}
 _CI_MEMO_SIZE = 32
 
 
-def _interval(task: str, metric: str, records: list[dict], scored: list[dict]) -> object:
-    """The ``*_ci95`` aggregation, memoised per (task, metric, the record objects) so that :func:`ci_flags` reads the
+def _interval(aggregation: Callable, task: str, records: list[dict], scored: list[dict]) -> object:
+    """The ``*_ci95`` aggregation, memoised per (task, metric, the record objects) so that ``ci_flags`` reads the
     intervals the run reported without drawing 1,000 resamples again (the memo keeps the records alive, so their
     ids cannot be reused while they key an entry)."""
-    key = (task, metric, tuple(map(id, records)))
+    key = (task, aggregation.__name__, tuple(map(id, records)))
     if key in _CI_MEMO:
         return _CI_MEMO[key][1]
-    value = _AGGREGATORS[metric](task, records, scored)
+    value = aggregation(task, records, scored)
     if len(_CI_MEMO) >= _CI_MEMO_SIZE:
         _CI_MEMO.pop(next(iter(_CI_MEMO)))
     _CI_MEMO[key] = (records, value)
@@ -496,7 +585,7 @@ def ci_flags(task: str, records: list[dict]) -> dict[str, str]:
         if not metric.endswith("_ci95") or not scored:
             continue
         try:
-            value = _interval(task, metric, records, scored)
+            value = _interval(AGGREGATIONS[metric], task, records, scored)
         except ValueError:
             continue
         notes = []

@@ -180,8 +180,8 @@ def test_parsa_macro_f1_from_parts_equals_parsa_own_figure_on_random_labels():
                             "correct": gold == predicted if status == "scored" else None, "out_of_set": None})  # fmt: skip
         scored = [r for r in records if r["status"] == "scored"]
         if scored:
-            assert official.value(official.parts(records).sum(0))[0] == pytest.approx(scoring._agg_macro_f1("emotion", records, scored), abs=1e-12)
-        assert strict.value(strict.parts(records).sum(0))[0] == pytest.approx(scoring._agg_macro_f1_strict("emotion", records, scored), abs=1e-12)
+            assert official.value(official.parts(records).sum(0))[0] == pytest.approx(scoring.agg_macro_f1("emotion", records, scored), abs=1e-12)
+        assert strict.value(strict.parts(records).sum(0))[0] == pytest.approx(scoring.agg_macro_f1_strict("emotion", records, scored), abs=1e-12)
 
 
 def test_a_row_whose_official_and_strict_readings_disagree_in_sign_says_so():
@@ -313,7 +313,7 @@ def test_resampled_medians_and_sums_equal_a_loop_over_the_same_draws(monkeypatch
 def test_macro_f1_classes_predicted_by_one_run_only_are_compared_as_themselves():
     """A predicts 'fear' where B predicts 'surprise', neither ever gold: each run's classes differ, so the parts of
     both runs must share columns (one call over both). Reference: the permutation p-value recomputed with PARSA's own
-    macro-F1 (parsa.scoring._agg_macro_f1) on the swapped records, with the draws of stats.resample_differences."""
+    macro-F1 (parsa.scoring.agg_macro_f1) on the swapped records, with the draws of stats.resample_differences."""
     from parsa import scoring
 
     gold = ["anger", "happiness", "sadness", "neutral"] * 6
@@ -330,7 +330,7 @@ def test_macro_f1_classes_predicted_by_one_run_only_are_compared_as_themselves()
     [row_] = [r for r in rows if r.metric == "macro_f1"]
 
     def figure(records):
-        return scoring._agg_macro_f1("emotion", records, [r for r in records if r["status"] == "scored"])
+        return scoring.agg_macro_f1("emotion", records, [r for r in records if r["status"] == "scored"])
 
     assert (row_.a, row_.b) == (pytest.approx(figure(records_a), abs=1e-12), pytest.approx(figure(records_b), abs=1e-12))
     _, perm_seed = np.random.SeedSequence(0).spawn(2)  # the task's one group of measures: seed + 0

@@ -6,7 +6,7 @@ import random
 import pytest
 
 from parsa import metrics
-from parsa.scoring import _agg_macro_f1, aggregate, macro_f1_of_pairs
+from parsa.scoring import agg_macro_f1, aggregate, macro_f1_of_pairs
 
 
 def test_hand_checked_example_of_the_docstring_of_macro_f1():
@@ -44,5 +44,5 @@ def _records(task, n, seed):
 @pytest.mark.parametrize(("task", "n", "seed"), [("emotion", 388, 1), ("gender", 500, 2), ("emotion", 7, 3)])
 def test_interval_equals_the_former_per_resample_scikit_learn_computation(task, n, seed):
     records = _records(task, n, seed)
-    former = metrics.bootstrap_ci(records, lambda sample: _agg_macro_f1(task, sample, sample))
+    former = metrics.bootstrap_ci(records, lambda sample: agg_macro_f1(task, sample, sample))
     assert aggregate(task, "macro_f1_ci95", records) == former

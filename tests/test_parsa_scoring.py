@@ -312,3 +312,14 @@ def test_degenerate_bootstrap_and_small_samples_are_flagged_and_large_ones_are_n
     docs = [{"id": str(i), "reference": "1", "options": ["a", "b", "c", "d"]} for i in range(40)]
     many = _all("mcqa", _records("mcqa", docs, ['{"answer": 1}'] * 30 + ['{"answer": 2}'] * 10))
     assert many["ci_flags"] == {} and many["accuracy_ci95"][0] < 0.75 < many["accuracy_ci95"][1]
+
+
+def test_every_metric_has_one_aggregation_and_one_hook_that_runs_it():
+    # the hooks bind each parsa_agg_<metric> to its scoring.agg_<metric> by name (the export keeps only those its YAML
+    # lists), so a metric added to a task without its hook would fail here, not in an lmms-eval run
+    from lmms_eval_tasks.parsa import hooks
+    from parsa import scoring
+
+    names = {metric for task in TASKS for metric in scoring.metric_names(task)}
+    assert set(scoring.AGGREGATIONS) == names
+    assert {metric: getattr(hooks, f"parsa_agg_{metric}").args[0] for metric in names} == {metric: scoring.AGGREGATIONS[metric] for metric in names}

@@ -181,19 +181,59 @@ def _checked_response(doc: dict, response: str) -> responses.CheckedResponse:
 
 
 # ------------------------------------------------------------------------------------ aggregations
-def _aggregate(metric: str, records: list[dict]):
-    return scoring.aggregate(records[0]["task"], metric, records)
+def _hook(aggregation):
+    """``parsa_agg_<metric>``: ``aggregation`` (``parsa.scoring.agg_<metric>``) of one task over the records of all
+    ranks (:func:`parsa.scoring.aggregate_with`)."""
+    hook = partial(_aggregate, aggregation)
+    hook.__doc__ = f"``{aggregation.__name__.removeprefix('agg_')}`` of one task over the records of all ranks (:func:`parsa.scoring.aggregate_with`)."
+    return hook
 
 
-def _aggregation_names() -> set[str]:
-    return {metric for task in TASKS for metric in scoring.metric_names(task)}
+def _aggregate(aggregation, records: list[dict]):
+    return scoring.aggregate_with(aggregation, records[0]["task"], records)
 
 
-# One aggregation per metric name, parsa_agg_<metric>: a thin call of parsa.scoring.aggregate(task, metric, records).
-for _metric in sorted(_aggregation_names()):
-    _function = partial(_aggregate, _metric)
-    _function.__doc__ = f"``{_metric}`` of one task over the records of all ranks (:func:`parsa.scoring.aggregate`)."
-    globals()[f"parsa_agg_{_metric}"] = _function
+# One aggregation per metric name (each named by parsa.scoring.metric_names of some task), bound by name so that each
+# names the one function it runs.
+parsa_agg_accuracy = _hook(scoring.agg_accuracy)
+parsa_agg_accuracy_ci95 = _hook(scoring.agg_accuracy_ci95)
+parsa_agg_accuracy_strict = _hook(scoring.agg_accuracy_strict)
+parsa_agg_ambiguous_answers = _hook(scoring.agg_ambiguous_answers)
+parsa_agg_bleu = _hook(scoring.agg_bleu)
+parsa_agg_bleu_raw = _hook(scoring.agg_bleu_raw)
+parsa_agg_cer_mean = _hook(scoring.agg_cer_mean)
+parsa_agg_chrf_pp = _hook(scoring.agg_chrf_pp)
+parsa_agg_chrf_pp_ci95 = _hook(scoring.agg_chrf_pp_ci95)
+parsa_agg_chrf_pp_raw = _hook(scoring.agg_chrf_pp_raw)
+parsa_agg_chrf_pp_strict = _hook(scoring.agg_chrf_pp_strict)
+parsa_agg_ci_flags = _hook(scoring.agg_ci_flags)
+parsa_agg_comet = _hook(scoring.agg_comet)
+parsa_agg_excluded = _hook(scoring.agg_excluded)
+parsa_agg_f1_exact = _hook(scoring.agg_f1_exact)
+parsa_agg_f1_exact_ci95 = _hook(scoring.agg_f1_exact_ci95)
+parsa_agg_f1_exact_strict = _hook(scoring.agg_f1_exact_strict)
+parsa_agg_json_fallback = _hook(scoring.agg_json_fallback)
+parsa_agg_macro_f1 = _hook(scoring.agg_macro_f1)
+parsa_agg_macro_f1_ci95 = _hook(scoring.agg_macro_f1_ci95)
+parsa_agg_macro_f1_invented_as_classes = _hook(scoring.agg_macro_f1_invented_as_classes)
+parsa_agg_macro_f1_strict = _hook(scoring.agg_macro_f1_strict)
+parsa_agg_majority_baseline = _hook(scoring.agg_majority_baseline)
+parsa_agg_normalised_score = _hook(scoring.agg_normalised_score)
+parsa_agg_out_of_set_labels = _hook(scoring.agg_out_of_set_labels)
+parsa_agg_precision_exact = _hook(scoring.agg_precision_exact)
+parsa_agg_recall_exact = _hook(scoring.agg_recall_exact)
+parsa_agg_refusal_rate = _hook(scoring.agg_refusal_rate)
+parsa_agg_refused = _hook(scoring.agg_refused)
+parsa_agg_repaired_json = _hook(scoring.agg_repaired_json)
+parsa_agg_repetition_rate = _hook(scoring.agg_repetition_rate)
+parsa_agg_scored = _hook(scoring.agg_scored)
+parsa_agg_signature = _hook(scoring.agg_signature)
+parsa_agg_wer_fix = _hook(scoring.agg_wer_fix)
+parsa_agg_wer_mean = _hook(scoring.agg_wer_mean)
+parsa_agg_wer_mean_ci95 = _hook(scoring.agg_wer_mean_ci95)
+parsa_agg_wer_mean_strict = _hook(scoring.agg_wer_mean_strict)
+parsa_agg_wer_median = _hook(scoring.agg_wer_median)
+parsa_agg_wer_median_ci95 = _hook(scoring.agg_wer_median_ci95)
 
 
 def parsa_agg_data_source(items: list[str]) -> str:
