@@ -459,7 +459,7 @@ def check_data_dir(folder: str | Path, split: str = "test", origin: str = "data 
     """The task files in ``folder``, or an error when it is missing, not a folder or holds none.
 
     Args:
-        origin: how the folder was given, for the message (``data folder`` or ``MCGA_DATA_DIR``).
+        origin: how the folder was given, for the message (``data folder``, or the variable that named it).
 
     Raises:
         MCGADataError: one line naming the folder checked and what was wrong, with a "did you mean" hint when

@@ -193,8 +193,8 @@ def _aggregate(aggregation, records: list[dict]):
     return scoring.aggregate_with(aggregation, records[0]["task"], records)
 
 
-# One aggregation per metric name (each named by parsa.scoring.metric_names of some task), bound by name so that each
-# names the one function it runs.
+# One aggregation per metric of parsa.scoring.metric_names, a line each (not a loop over a table): each names the one
+# function it runs, so a task that lists a metric needs only that metric's code.
 parsa_agg_accuracy = _hook(scoring.agg_accuracy)
 parsa_agg_accuracy_ci95 = _hook(scoring.agg_accuracy_ci95)
 parsa_agg_accuracy_strict = _hook(scoring.agg_accuracy_strict)
