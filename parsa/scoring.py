@@ -230,16 +230,16 @@ def aggregate(task: str, metric: str, records: list[dict]) -> float | int | str 
         KeyError: unknown task, or ``metric`` is not in :func:`metric_names` of the task.
         ValueError: a record belongs to another task or has an unknown status.
     """
-    if metric not in metric_names(task):
-        raise KeyError(f"PARSA task {task!r} has no metric {metric!r}; its metrics: {', '.join(metric_names(task))}")
+    _check_metric(task, metric)
     return aggregate_with(AGGREGATIONS[metric], task, records)
 
 
 def aggregate_with(aggregation: Callable, task: str, records: list[dict]) -> float | int | str | list:
     """``aggregation`` (one of the ``agg_<metric>`` functions below, ``(task, records, scored records) -> value``) of
     ``task`` over the per-item records of :func:`score_response`, with the rules every metric shares: the counts
-    (:data:`_ON_ANY_RECORDS`) are defined on any records; any other metric on no records, or (except :data:`_NEEDS_NO_SCORED`) on no scored record,
-    is ``"not computed: <reason>"``, as is a metric the records leave undefined (its ``ValueError``).
+    (:data:`_ON_ANY_RECORDS`) are defined on any records; any other metric on no records, or (except
+    :data:`_NEEDS_NO_SCORED`) on no scored record, is ``"not computed: <reason>"``, as is a metric the records leave
+    undefined (its ``ValueError``).
 
     Returns:
         A number (fraction or count), ``[low, high]`` for ``*_ci95``, the signature string, a dict (``ci_flags``), or
@@ -250,8 +250,7 @@ def aggregate_with(aggregation: Callable, task: str, records: list[dict]) -> flo
         ValueError: a record belongs to another task or has an unknown status.
     """
     metric = aggregation.__name__.removeprefix("agg_")
-    if metric not in metric_names(task):
-        raise KeyError(f"PARSA task {task!r} has no metric {metric!r}; its metrics: {', '.join(metric_names(task))}")
+    _check_metric(task, metric)
     _check_records(task, records)
     scored = [r for r in records if r["status"] == "scored"]
     if metric in _ON_ANY_RECORDS:
@@ -265,6 +264,11 @@ def aggregate_with(aggregation: Callable, task: str, records: list[dict]) -> flo
         return _interval(aggregation, task, records, scored) if metric.endswith("_ci95") else aggregation(task, records, scored)
     except ValueError as error:
         return f"not computed: {error}"
+
+
+def _check_metric(task: str, metric: str) -> None:
+    if metric not in metric_names(task):
+        raise KeyError(f"PARSA task {task!r} has no metric {metric!r}; its metrics: {', '.join(metric_names(task))}")
 
 
 def _check_records(task: str, records: list[dict]) -> None:
